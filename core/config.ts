@@ -1,0 +1,113 @@
+// Configuration in one validated place: environment variables (and CLI flags mapped onto them).
+// A bad value stops start-up with a message naming the variable.
+import path from 'node:path';
+import { CHAINS, type Chain } from './chains.ts';
+import { LOG_LEVELS, type LogLevel } from './logger.ts';
+
+export interface Config {
+  dataDir: string;
+  httpPort: number;
+  wsPort: number;
+  sqlPort: number;
+  /** Host the HTTP, WebSocket and SQL ports bind to. */
+  host: string;
+  kafkaBrokers: string[] | null;
+  clickhouseUrl: string | null;
+  /** Write credential of the embedded SQL endpoint (user "spot_writer"); generated and stored in the data dir when unset. */
+  sqlWritePassword: string | null;
+  apiKeys: string[];
+  logLevel: LogLevel;
+  rpc: Partial<Record<Chain, string>>;
+  simSeed: number;
+  simRate: number;
+  simWarmHours: number;
+  simChains: Chain[];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 0 || Number(raw) > 65535) throw new ConfigError(name, `must be a TCP port 0-65535, got "${raw}"`);
+  return Number(raw);
+}
+
+function number(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(name, `must be a number >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  return raw;
+}
+
+/** Defaults: see the README's configuration table, which lists each of these. */
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = (env.SPOT_LOG_LEVEL || 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('SPOT_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.SPOT_LOG_LEVEL}"`);
+
+  let kafkaBrokers: string[] | null = null;
+  if (env.SPOT_KAFKA_BROKERS) {
+    kafkaBrokers = env.SPOT_KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean);
+    for (const broker of kafkaBrokers) {
+      if (!/^[^\s:]+:\d{1,5}$/.test(broker)) throw new ConfigError('SPOT_KAFKA_BROKERS', `must be comma-separated host:port pairs, got "${broker}"`);
+    }
+    if (kafkaBrokers.length === 0) throw new ConfigError('SPOT_KAFKA_BROKERS', 'names no broker');
+  }
+
+  const apiKeys = (env.SPOT_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  for (const key of apiKeys) {
+    if (!/^[\x21-\x7e]{8,256}$/.test(key)) throw new ConfigError('SPOT_API_KEYS', 'each key must be 8-256 visible ASCII characters');
+  }
+
+  const rpc: Partial<Record<Chain, string>> = {};
+  for (const chain of CHAINS) {
+    const name = `SPOT_RPC_${chain.toUpperCase()}`;
+    const value = url(env, name, ['http:', 'https:', 'ws:', 'wss:']);
+    if (value) rpc[chain] = value;
+  }
+
+  let simChains: Chain[] = [...CHAINS];
+  if (env.SPOT_SIM_CHAINS) {
+    simChains = env.SPOT_SIM_CHAINS.split(',').map((c) => c.trim()) as Chain[];
+    for (const chain of simChains) if (!CHAINS.includes(chain)) throw new ConfigError('SPOT_SIM_CHAINS', `unknown chain "${chain}"`);
+  }
+
+  return {
+    dataDir: path.resolve(env.SPOT_DATA_DIR || '.data'),
+    httpPort: port(env, 'SPOT_HTTP_PORT', 8080),
+    wsPort: port(env, 'SPOT_WS_PORT', 8081),
+    sqlPort: port(env, 'SPOT_SQL_PORT', 8123),
+    host: env.SPOT_HOST || '127.0.0.1',
+    kafkaBrokers,
+    clickhouseUrl: url(env, 'SPOT_CLICKHOUSE_URL', ['http:', 'https:']),
+    sqlWritePassword: env.SPOT_SQL_WRITE_PASSWORD || null,
+    apiKeys,
+    logLevel,
+    rpc,
+    simSeed: number(env, 'SPOT_SIM_SEED', 42, 0),
+    simRate: number(env, 'SPOT_SIM_RATE', 200, 0),
+    simWarmHours: number(env, 'SPOT_SIM_WARM_HOURS', 24, 0),
+    simChains,
+  };
+}

@@ -1,0 +1,88 @@
+// The event log contract: one interface, two transports (embedded SQLite, Kafka).
+
+export interface ProduceMessage {
+  key: string;
+  /** Serialised value (JSON text); the topic layer (core/topics.ts) encodes and validates it. */
+  value: string;
+  /** Event time in Unix ms; defaults to the wall clock. Seek-by-time uses it. */
+  timestamp?: number;
+}
+
+export interface LogMessage {
+  topic: string;
+  partition: number;
+  /** Offset within the partition; strictly increasing, starting at 0. */
+  offset: number;
+  key: string;
+  value: string;
+  timestamp: number;
+}
+
+export interface Batch {
+  topic: string;
+  partition: number;
+  messages: LogMessage[];
+}
+
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+  /** Keep only the latest value per key. */
+  compacted: boolean;
+  /** Retention for non-compacted topics, ms; undefined keeps everything. */
+  retentionMs?: number;
+}
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export interface ConsumerOptions {
+  group: string;
+  topics: string[];
+  /** Where a group with no committed offset starts: earliest (default) or latest. */
+  start?: 'earliest' | 'latest';
+  /** Upper bound of messages handed to one eachBatch call. */
+  maxBatchSize?: number;
+  /** Called when partitions are assigned to this member, before their first batch. */
+  onAssign?: (partitions: TopicPartition[]) => Promise<void> | void;
+  /** Called when partitions are taken away, after their last batch finished. */
+  onRevoke?: (partitions: TopicPartition[]) => Promise<void> | void;
+}
+
+export interface Consumer {
+  /**
+   * Delivers batches in offset order per partition. The offset after a batch is committed
+   * only once `eachBatch` resolved; a throw stops the consumer without committing.
+   */
+  run(eachBatch: (batch: Batch) => Promise<void>): Promise<void>;
+  /** Moves the group's position (before or during run). */
+  seek(topic: string, partition: number, offset: number): Promise<void>;
+  /** Moves every partition of `topic` to the first message with timestamp >= `timestamp`. */
+  seekToTime(topic: string, timestamp: number): Promise<void>;
+  /** Committed offset (next to read) per partition of a topic; -1 where none. */
+  committed(topic: string): Promise<Map<number, number>>;
+  /** Stops fetching, waits for the batch in flight, commits it, leaves the group. */
+  stop(): Promise<void>;
+}
+
+export interface EventLog {
+  readonly kind: 'embedded' | 'kafka';
+  /** Creates topics where the transport allows it; a no-op for topics that exist. */
+  ensureTopics(specs: TopicSpec[]): Promise<void>;
+  /**
+   * Appends messages; resolves once they are durable (acknowledged). A key always maps to
+   * the same partition, so order per key is kept.
+   */
+  produce(topic: string, messages: ProduceMessage[]): Promise<void>;
+  consumer(options: ConsumerOptions): Consumer;
+  /**
+   * Reads a topic from its beginning to its end as of the call (for a compacted topic, at
+   * least the latest value of every key) and resolves; no group offsets are involved.
+   */
+  readToEnd(topic: string, onMessage: (message: LogMessage) => void): Promise<void>;
+  /** End offset (next offset to be written) per partition. */
+  endOffsets(topic: string): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
