@@ -1,6 +1,6 @@
 // Structured logs through pino. API keys never reach a log line: the redact list covers the
 // places a key could sit, and callers log key ids (hash prefixes), never keys.
-import { pino, type Logger } from 'pino';
+import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger };
 
@@ -17,6 +17,6 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
         censor: '[redacted]',
       },
     },
-    destination as pino.DestinationStream | undefined,
+    destination as DestinationStream | undefined,
   );
 }
