@@ -58,6 +58,37 @@ export interface BalanceRow {
   updatedAt: number;
 }
 
+/** Base granularities the aggregator writes; every timeframe is rolled up from one of them at query time. */
+export const BASE_GRANULARITIES = ['1s', '1m', '1h', '1d'] as const;
+export type BaseGranularity = (typeof BASE_GRANULARITIES)[number];
+
+export interface Ohlc {
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+}
+
+/**
+ * The state of one base bucket of one token, written by the aggregator whenever the bucket
+ * changes. Idempotent: the row with the highest `seq` (the per-token seq of the bucket's last
+ * trade) wins, so a replay or a re-delivery never double-counts.
+ */
+export interface CandleRow {
+  chain: Chain;
+  token: string;
+  granularity: BaseGranularity;
+  time: number; // bucket open, Unix ms
+  seq: number;
+  priceNative: Ohlc;
+  priceUsd: Ohlc;
+  marketCapNative: Ohlc;
+  marketCapUsd: Ohlc;
+  volumeNative: string;
+  volumeUsd: string;
+  trades: number;
+}
+
 export interface CandleQuery {
   chain: Chain;
   token: string;
@@ -85,6 +116,7 @@ export interface SpotStore {
   insertTrades(rows: TradeRow[]): Promise<void>;
   /** Latest token objects (ReplacingMergeTree on updatedAt). */
   upsertTokens(tokens: Token[]): Promise<void>;
+  upsertCandles(rows: CandleRow[]): Promise<void>;
   insertTokenEvents(rows: TokenEventRow[]): Promise<void>;
   upsertWalletLabels(rows: WalletLabelRow[]): Promise<void>;
   upsertBalances(rows: BalanceRow[]): Promise<void>;
