@@ -1,0 +1,99 @@
+// `spot <command>`: one entry for every role. Each command loads only the modules it needs.
+import { loadConfig, ConfigError, type Config } from '../core/config.ts';
+import { createLogger } from '../core/logger.ts';
+import { createContext, type Context } from '../core/context.ts';
+
+const USAGE = `Usage: spot <command> [options]
+
+Commands:
+  up                     run every role in one process (embedded default)
+  ingest [--chains a,b]  run chain sources (RPC or the market simulator) and publish to the log
+  aggregate              run the aggregators (a consumer group on Kafka)
+  api                    run the REST query API
+  edge                   run the WebSocket stream edge
+  replay                 rebuild every table and compacted topic from the raw topics
+  keys create|list|revoke  manage API keys
+  sql "<query>"          run a read-only ClickHouse query against the store
+  migrate                apply the ClickHouse migrations
+  decode [--chain C] [FILE|-]  decode a Solana getTransaction result or an EVM receipt to JSON lines
+  bench [scenario…]      run the benchmarks and write bench/results
+
+Configuration comes from SPOT_* environment variables; see README.md.`;
+
+export type CommandHandler = (ctx: Context, args: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
+  up: async () => (await import('./up.ts')).upCommand,
+  ingest: async () => (await import('./roles.ts')).ingestCommand,
+  aggregate: async () => (await import('./roles.ts')).aggregateCommand,
+  api: async () => (await import('./roles.ts')).apiCommand,
+  edge: async () => (await import('./roles.ts')).edgeCommand,
+  replay: async () => (await import('./replay.ts')).replayCommand,
+  keys: async () => (await import('./keys.ts')).keysCommand,
+  sql: async () => (await import('./sql.ts')).sqlCommand,
+  migrate: async () => (await import('./sql.ts')).migrateCommand,
+  decode: async () => (await import('./decode.ts')).decodeCommand,
+  bench: async () => (await import('../bench/run.ts')).benchCommand,
+};
+
+/** Pulls `--name value` flags into environment overrides, so flags and variables share one validator. */
+export function applyFlags(args: string[], env: Record<string, string | undefined>): { rest: string[]; env: Record<string, string | undefined> } {
+  const flagToEnv: Record<string, string> = {
+    '--data-dir': 'SPOT_DATA_DIR',
+    '--http-port': 'SPOT_HTTP_PORT',
+    '--ws-port': 'SPOT_WS_PORT',
+    '--sql-port': 'SPOT_SQL_PORT',
+    '--kafka-brokers': 'SPOT_KAFKA_BROKERS',
+    '--clickhouse-url': 'SPOT_CLICKHOUSE_URL',
+    '--log-level': 'SPOT_LOG_LEVEL',
+    '--chains': 'SPOT_SIM_CHAINS',
+    '--sim-rate': 'SPOT_SIM_RATE',
+    '--sim-seed': 'SPOT_SIM_SEED',
+  };
+  const rest: string[] = [];
+  const out = { ...env };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const variable = flagToEnv[flag];
+    if (variable) {
+      const value = inline ?? args[++i];
+      if (value === undefined) throw new ConfigError(variable, `flag ${flag} needs a value`);
+      out[variable] = value;
+    } else {
+      rest.push(arg);
+    }
+  }
+  return { rest, env: out };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return command ? 0 : 1;
+  }
+  const load = COMMANDS[command];
+  if (!load) {
+    process.stderr.write(`spot: unknown command "${command}"\n\n${USAGE}\n`);
+    return 2;
+  }
+  let config: Config;
+  let rest: string[];
+  try {
+    const applied = applyFlags(args, process.env);
+    rest = applied.rest;
+    config = loadConfig(applied.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`spot: configuration error: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  // Commands that print results keep stdout for data: logs go to stderr.
+  const logger = createLogger(config.logLevel, process.stderr);
+  const ctx = createContext(config, logger);
+  const handler = await load();
+  return handler(ctx, rest);
+}

@@ -1,0 +1,58 @@
+// The ClickHouse client factory: @clickhouse/client over in-process chDB (embedded default) or over
+// HTTP to a ClickHouse server (SPOT_CLICKHOUSE_URL). The same SQL runs on both.
+import path from 'node:path';
+import fs from 'node:fs';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import type { Context } from '../core/context.ts';
+
+export type { ClickHouseClient };
+
+/** Where the embedded chDB engine keeps its data: <dataDir>/clickhouse. */
+export function chdbDataPath(ctx: Context): string {
+  return path.join(ctx.config.dataDir, 'clickhouse');
+}
+
+// chDB binds one data directory per process. Connections on the same path share the engine
+// (chDB reference-counts it), so each client gets its own connection (and its own session
+// settings); a second path is refused up front with a message naming both paths.
+let boundChdbPath: string | null = null;
+let openChdbClients = 0;
+
+function chdbClient(ctx: Context): ClickHouseClient {
+  const dataPath = chdbDataPath(ctx);
+  if (boundChdbPath !== null && boundChdbPath !== dataPath && openChdbClients > 0) {
+    throw new Error(`chDB is already bound to ${boundChdbPath} in this process; it cannot also open ${dataPath}`);
+  }
+  fs.mkdirSync(dataPath, { recursive: true });
+  const connection = createChdbConnection({ path: dataPath });
+  boundChdbPath = dataPath;
+  openChdbClients += 1;
+  const client = createClient({ connection } as Parameters<typeof createClient>[0]);
+  const close = client.close.bind(client);
+  let closed = false;
+  client.close = async () => {
+    if (closed) return;
+    closed = true;
+    openChdbClients -= 1;
+    await close();
+  };
+  return client;
+}
+
+function httpClient(ctx: Context, rawUrl: string): ClickHouseClient {
+  const url = new URL(rawUrl);
+  const username = decodeURIComponent(url.username) || 'default';
+  const password = decodeURIComponent(url.password);
+  url.username = '';
+  url.password = '';
+  const database = url.pathname.replace(/^\/+|\/+$/g, '') || undefined;
+  url.pathname = '/';
+  ctx.logger.child({ component: 'clickhouse' }).info({ url: url.origin, username }, 'using ClickHouse over HTTP');
+  return createClient({ url: url.origin, username, password, database, request_timeout: 120_000 });
+}
+
+/** One client; chDB on <dataDir>/clickhouse when ctx.config.clickhouseUrl is null, else HTTP. */
+export function createClickHouseClient(ctx: Context): ClickHouseClient {
+  return ctx.config.clickhouseUrl === null ? chdbClient(ctx) : httpClient(ctx, ctx.config.clickhouseUrl);
+}

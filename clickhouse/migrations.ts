@@ -1,0 +1,146 @@
+// Numbered, idempotent schema migrations. Every statement is CREATE … IF NOT EXISTS (or otherwise
+// safe to repeat), and spot.schema_migrations records the versions applied, so running migrate
+// twice, or from two processes at once, converges on the same schema.
+import type { ClickHouseClient } from './client.ts';
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+const DEC = 'Decimal(76, 30)';
+const TIME = "DateTime64(3, 'UTC')";
+
+const tradeColumns = `
+  id String,
+  chain LowCardinality(String),
+  token String,
+  seq UInt64,
+  name String,
+  symbol String,
+  trader String,
+  side LowCardinality(String),
+  transaction_hash String,
+  event_index UInt32,
+  block_number UInt64,
+  timestamp ${TIME},
+  amount ${DEC},
+  quote_amount ${DEC},
+  quote_asset String,
+  price_native ${DEC},
+  price_usd ${DEC},
+  volume_native ${DEC},
+  volume_usd ${DEC},
+  market_cap_native ${DEC},
+  market_cap_usd ${DEC},
+  pool String,
+  dex LowCardinality(String),
+  identities Array(LowCardinality(String)),
+  flags Array(String),
+  inserted_at ${TIME} DEFAULT now64(3)`;
+
+const ohlc = (prefix: string) =>
+  ['open', 'high', 'low', 'close'].map((part) => `${prefix}_${part} ${DEC}`).join(',\n  ');
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS spot.trades (${tradeColumns}
+) ENGINE = ReplacingMergeTree
+ORDER BY (chain, token, timestamp, id)`,
+      `CREATE TABLE IF NOT EXISTS spot.identity_trades (
+  identity LowCardinality(String),${tradeColumns}
+) ENGINE = ReplacingMergeTree
+ORDER BY (identity, timestamp, id)`,
+      `CREATE TABLE IF NOT EXISTS spot.candles (
+  chain LowCardinality(String),
+  token String,
+  granularity LowCardinality(String),
+  time ${TIME},
+  seq UInt64,
+  ${ohlc('price_native')},
+  ${ohlc('price_usd')},
+  ${ohlc('market_cap_native')},
+  ${ohlc('market_cap_usd')},
+  volume_native ${DEC},
+  volume_usd ${DEC},
+  trades UInt32
+) ENGINE = ReplacingMergeTree(seq)
+ORDER BY (chain, token, granularity, time)`,
+      `CREATE TABLE IF NOT EXISTS spot.tokens (
+  chain LowCardinality(String),
+  address String,
+  name String,
+  symbol String,
+  created_at ${TIME},
+  launchpad Nullable(String),
+  market_cap_usd ${DEC},
+  liquidity_usd ${DEC},
+  volume_24h_usd ${DEC},
+  holders_count UInt32,
+  bonding_curve_pct Nullable(${DEC}),
+  graduated_at Nullable(${TIME}),
+  updated_at ${TIME},
+  body String
+) ENGINE = ReplacingMergeTree(updated_at)
+ORDER BY (chain, address)`,
+      `CREATE TABLE IF NOT EXISTS spot.token_events (
+  id String,
+  chain LowCardinality(String),
+  token String,
+  kind LowCardinality(String),
+  block_time ${TIME},
+  body String
+) ENGINE = ReplacingMergeTree
+ORDER BY (chain, token, block_time, id)`,
+      `CREATE TABLE IF NOT EXISTS spot.wallet_labels (
+  chain LowCardinality(String),
+  wallet String,
+  labels Array(LowCardinality(String)),
+  name Nullable(String),
+  updated_at ${TIME}
+) ENGINE = ReplacingMergeTree(updated_at)
+ORDER BY (chain, wallet)`,
+      `CREATE TABLE IF NOT EXISTS spot.balances (
+  chain LowCardinality(String),
+  token String,
+  wallet String,
+  amount String,
+  updated_at ${TIME}
+) ENGINE = ReplacingMergeTree(updated_at)
+ORDER BY (chain, token, wallet)`,
+    ],
+  },
+];
+
+/** Tables rebuilt from the raw log by a replay (everything except the migration record). */
+export const DERIVED_TABLES = ['trades', 'identity_trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances'] as const;
+
+/** Applies the migrations not yet recorded; returns the versions it applied. */
+export async function migrate(client: ClickHouseClient, migrations: Migration[] = MIGRATIONS): Promise<number[]> {
+  await client.command({ query: 'CREATE DATABASE IF NOT EXISTS spot' });
+  await client.command({
+    query: `CREATE TABLE IF NOT EXISTS spot.schema_migrations (
+  version UInt32,
+  name String,
+  applied_at ${TIME} DEFAULT now64(3)
+) ENGINE = ReplacingMergeTree ORDER BY version`,
+  });
+  const result = await client.query({ query: 'SELECT DISTINCT version FROM spot.schema_migrations', format: 'JSONEachRow' });
+  const applied = new Set((await result.json<{ version: number }>()).map((row) => Number(row.version)));
+  const done: number[] = [];
+  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (applied.has(migration.version)) continue;
+    for (const statement of migration.statements) await client.command({ query: statement });
+    await client.insert({
+      table: 'spot.schema_migrations',
+      values: [{ version: migration.version, name: migration.name }],
+      format: 'JSONEachRow',
+    });
+    done.push(migration.version);
+  }
+  return done;
+}

@@ -1,0 +1,91 @@
+// Trade rows: the per-token table and the identity feeds (kol, fomoscan), newest first with
+// (timestamp, id) cursors. Duplicates of one trade id sit next to each other in that order, so
+// LIMIT 1 BY id deduplicates while the read stays in primary-key order.
+import type { Chain } from '../core/chains.ts';
+import type { Identity } from '../core/schemas.ts';
+import type { ClickHouseClient } from './client.ts';
+import type { TradeCursor, TradeRow } from './types.ts';
+
+const DECIMAL_FIELDS = [
+  ['amount', 'amount'], ['quoteAmount', 'quote_amount'], ['priceNative', 'price_native'], ['priceUsd', 'price_usd'],
+  ['volumeNative', 'volume_native'], ['volumeUsd', 'volume_usd'], ['marketCapNative', 'market_cap_native'], ['marketCapUsd', 'market_cap_usd'],
+] as const;
+
+/** TradeRow → spot.trades JSONEachRow row. */
+export function tradeRecord(row: TradeRow): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    id: row.id, chain: row.chain, token: row.token, seq: row.seq, name: row.name, symbol: row.symbol,
+    trader: row.trader, side: row.side, transaction_hash: row.transactionHash, event_index: row.eventIndex,
+    block_number: row.blockNumber, timestamp: row.timestamp, quote_asset: row.quoteAsset, pool: row.pool,
+    dex: row.dex, identities: row.identities, flags: row.flags,
+  };
+  for (const [field, column] of DECIMAL_FIELDS) record[column] = row[field];
+  return record;
+}
+
+/** One identity_trades row per identity the trade carries. */
+export function identityRecords(row: TradeRow): Record<string, unknown>[] {
+  if (row.identities.length === 0) return [];
+  const base = tradeRecord(row);
+  return [...new Set(row.identities)].map((identity) => ({ identity, ...base }));
+}
+
+export const TRADE_SELECT = `id, chain, token, seq, name, symbol, trader, side, transaction_hash, event_index, block_number,
+  toUnixTimestamp64Milli(timestamp) AS ts, quote_asset, pool, dex, identities, flags,
+  ${DECIMAL_FIELDS.map(([, column]) => `toString(${column}) AS ${column}`).join(', ')}`;
+
+type TradeResultRow = Record<string, string | number | string[]>;
+
+export function tradeFromResult(r: TradeResultRow): TradeRow {
+  const text = (key: string) => String(r[key] ?? '');
+  const row = {
+    id: text('id'), chain: text('chain') as Chain, token: text('token'), seq: Number(r.seq), name: text('name'),
+    symbol: text('symbol'), trader: text('trader'), side: text('side') as TradeRow['side'],
+    transactionHash: text('transaction_hash'), eventIndex: Number(r.event_index), blockNumber: Number(r.block_number),
+    timestamp: Number(r.ts), quoteAsset: text('quote_asset'), pool: text('pool'), dex: text('dex'),
+    identities: (r.identities as string[]) ?? [], flags: (r.flags as string[]) ?? [],
+  } as TradeRow;
+  for (const [field, column] of DECIMAL_FIELDS) row[field] = text(column);
+  return row;
+}
+
+const CURSOR_CLAUSE = `AND timestamp <= fromUnixTimestamp64Milli({beforeTs:Int64}, 'UTC')
+  AND (toUnixTimestamp64Milli(timestamp), id) < ({beforeTs:Int64}, {beforeId:String})`;
+
+function cursorParams(before: TradeCursor | undefined): Record<string, unknown> {
+  return before ? { beforeTs: before.timestamp, beforeId: before.id } : {};
+}
+
+async function readTrades(client: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<TradeRow[]> {
+  const result = await client.query({ query, query_params: params, format: 'JSONEachRow' });
+  return (await result.json<TradeResultRow>()).map(tradeFromResult);
+}
+
+/** Newest first; strictly older than `before` in (timestamp, id) order when given. */
+export function queryTokenTrades(client: ClickHouseClient, chain: Chain, token: string, limit: number, before?: TradeCursor): Promise<TradeRow[]> {
+  return readTrades(client, `
+SELECT ${TRADE_SELECT} FROM spot.trades
+WHERE chain = {chain:String} AND token = {token:String} ${before ? CURSOR_CLAUSE : ''}
+ORDER BY timestamp DESC, id DESC
+LIMIT 1 BY id
+LIMIT {limit:UInt32}`, { chain, token, limit: Math.max(0, Math.floor(limit)), ...cursorParams(before) });
+}
+
+/** One identity feed across tokens of the given chains, newest first. */
+export function queryIdentityTrades(client: ClickHouseClient, identity: Identity, chains: Chain[], limit: number, before?: TradeCursor): Promise<TradeRow[]> {
+  return readTrades(client, `
+SELECT ${TRADE_SELECT} FROM spot.identity_trades
+WHERE identity = {identity:String} AND has({chains:Array(String)}, chain) ${before ? CURSOR_CLAUSE : ''}
+ORDER BY timestamp DESC, id DESC
+LIMIT 1 BY id
+LIMIT {limit:UInt32}`, { identity, chains, limit: Math.max(0, Math.floor(limit)), ...cursorParams(before) });
+}
+
+/** Every stored trade of a token, deduplicated, in seq order. */
+export function allTrades(client: ClickHouseClient, chain: Chain, token: string): Promise<TradeRow[]> {
+  return readTrades(client, `
+SELECT ${TRADE_SELECT} FROM spot.trades
+WHERE chain = {chain:String} AND token = {token:String}
+ORDER BY seq, id
+LIMIT 1 BY id`, { chain, token });
+}

@@ -1,0 +1,94 @@
+// From a pool's two token deltas to a RawSwap: which side is the quote, which the token,
+// the direction, unsigned amounts with decimals, reserves and the LP fee in quote units.
+import { CHAIN_INFO, EVM_NATIVE_ADDRESS, tradeId, type Chain } from '../../core/chains.ts';
+import type { RawSwap } from '../../core/topics.ts';
+import type { PoolInfo, TokenInfoProvider } from './registry.ts';
+
+/** 2 = native (0x0 or the wrapped native), 1 = a stablecoin of CHAIN_INFO, 0 = anything else. */
+export function quoteRank(chain: Chain, address: string): 0 | 1 | 2 {
+  const lower = address.toLowerCase();
+  const info = CHAIN_INFO[chain];
+  if (lower === EVM_NATIVE_ADDRESS || lower === info.native.wrapped.toLowerCase()) return 2;
+  return lower in info.stables ? 1 : 0;
+}
+
+/**
+ * The quote of a pair: the higher quote rank wins (native over stable over other); on a tie
+ * (two unknown tokens, two stables, 0x0 beside the wrapped native) token1 is the quote.
+ */
+export function pickQuote(chain: Chain, token0: string, token1: string): { token: string; quote: string; tokenIs0: boolean } {
+  const tokenIs0 = quoteRank(chain, token0) <= quoteRank(chain, token1);
+  return tokenIs0 ? { token: token0, quote: token1, tokenIs0 } : { token: token1, quote: token0, tokenIs0 };
+}
+
+export interface Position {
+  id: string;
+  chain: Chain;
+  transactionHash: string;
+  eventIndex: number;
+  blockNumber: number;
+  blockTime: number;
+}
+
+export function position(chain: Chain, transactionHash: string, eventIndex: number, blockNumber: number, blockTime: number): Position {
+  return { id: tradeId(chain, transactionHash, eventIndex), chain, transactionHash, eventIndex, blockNumber, blockTime };
+}
+
+export interface PoolTrade {
+  pool: PoolInfo;
+  dex: string;
+  launchpad: string | null;
+  /** What the pool received of token0 / token1: positive = the trader paid it in. */
+  delta0: bigint;
+  delta1: bigint;
+  /** LP fee in pips (millionths) charged on the input; null = unknown, no dex fee reported. */
+  feePips: number | null;
+  trader: string;
+  /** Post-trade reserves (V2-style Sync) in token0/token1 order. */
+  reserves?: { reserve0: bigint; reserve1: bigint };
+}
+
+export type SkipReason = 'unknown_decimals' | 'no_direction';
+export type SwapResult = { swap: RawSwap } | { skip: SkipReason };
+
+const abs = (value: bigint) => (value < 0n ? -value : value);
+
+export function buildPoolSwap(tokens: TokenInfoProvider, at: Position, trade: PoolTrade): SwapResult {
+  const { pool, delta0, delta1 } = trade;
+  // Exactly one side in and one side out; anything else (flash loans, both in) is no trade.
+  if (!((delta0 > 0n && delta1 < 0n) || (delta0 < 0n && delta1 > 0n))) return { skip: 'no_direction' };
+  const { token, quote, tokenIs0 } = pickQuote(at.chain, pool.token0, pool.token1);
+  const tokenDecimals = tokens.getDecimals(at.chain, token);
+  const quoteDecimals = tokens.getDecimals(at.chain, quote);
+  if (tokenDecimals === undefined || quoteDecimals === undefined) return { skip: 'unknown_decimals' };
+  const tokenDelta = tokenIs0 ? delta0 : delta1;
+  const quoteAmount = abs(tokenIs0 ? delta1 : delta0);
+  const swap: RawSwap = {
+    ...at,
+    token,
+    quoteAsset: quote,
+    tokenAmount: abs(tokenDelta).toString(),
+    tokenDecimals,
+    quoteAmount: quoteAmount.toString(),
+    quoteDecimals,
+    // The pool paid the token out: the trader received it.
+    side: tokenDelta < 0n ? 'buy' : 'sell',
+    trader: trade.trader,
+    pool: pool.pool,
+    dex: trade.dex,
+    launchpad: trade.launchpad,
+  };
+  if (trade.reserves) {
+    const { reserve0, reserve1 } = trade.reserves;
+    swap.reserves = tokenIs0
+      ? { token: reserve0.toString(), quote: reserve1.toString() }
+      : { token: reserve1.toString(), quote: reserve0.toString() };
+  }
+  if (trade.feePips !== null) {
+    // The LP fee is amountIn·fee. On a buy amountIn is the quote paid; on a sell it is the
+    // token paid, converted at the execution price quoteAmount/tokenAmount, which reduces
+    // to quoteAmount·fee as well. Rounded down to base units.
+    swap.fees = { dex: ((quoteAmount * BigInt(trade.feePips)) / 1_000_000n).toString() };
+  }
+  return { swap };
+}

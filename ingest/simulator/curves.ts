@@ -1,0 +1,119 @@
+// Exact integer curve and pool math the simulator trades on (bigint, base units).
+// pump.fun and LaunchLab follow CHAINS.md; the others are constant-product curves with
+// virtual reserves, which is how their launch curves behave at this level of detail.
+
+export interface CurveState {
+  virtualToken: bigint;
+  virtualQuote: bigint;
+  realToken: bigint; // tokens still for sale on the curve
+  realQuote: bigint; // quote raised so far
+  /** Tokens sellable on the curve in total; progress = sold / initialRealToken. */
+  initialRealToken: bigint;
+  complete: boolean;
+}
+
+export function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b;
+}
+
+/** pump.fun: tokens out for `quoteIn` (net of fees) on virtual reserves, capped at the real reserve. */
+export function curveBuy(state: CurveState, quoteIn: bigint): { tokenOut: bigint; quoteIn: bigint } {
+  let tokenOut = (state.virtualToken * quoteIn) / (state.virtualQuote + quoteIn);
+  if (tokenOut >= state.realToken) {
+    tokenOut = state.realToken;
+    quoteIn = (state.virtualQuote * tokenOut) / (state.virtualToken - tokenOut) + 1n;
+  }
+  state.virtualToken -= tokenOut;
+  state.virtualQuote += quoteIn;
+  state.realToken -= tokenOut;
+  state.realQuote += quoteIn;
+  if (state.realToken === 0n) state.complete = true;
+  return { tokenOut, quoteIn };
+}
+
+export function curveSell(state: CurveState, tokenIn: bigint): { quoteOut: bigint } {
+  let quoteOut = (tokenIn * state.virtualQuote) / (state.virtualToken + tokenIn);
+  if (quoteOut > state.realQuote) quoteOut = state.realQuote;
+  state.virtualToken += tokenIn;
+  state.virtualQuote -= quoteOut;
+  state.realToken += tokenIn;
+  state.realQuote -= quoteOut;
+  return { quoteOut };
+}
+
+export interface PoolState {
+  token: bigint;
+  quote: bigint;
+}
+
+/** Constant product with the LP fee taken from the input. */
+export function poolBuy(pool: PoolState, quoteIn: bigint, feeBps: bigint): { tokenOut: bigint; fee: bigint } {
+  const fee = ceilDiv(quoteIn * feeBps, 10_000n);
+  const net = quoteIn - fee;
+  const tokenOut = (pool.token * net) / (pool.quote + net);
+  pool.token -= tokenOut;
+  pool.quote += quoteIn;
+  return { tokenOut, fee };
+}
+
+export function poolSell(pool: PoolState, tokenIn: bigint, feeBps: bigint): { quoteOut: bigint; fee: bigint } {
+  const gross = (pool.quote * tokenIn) / (pool.token + tokenIn);
+  const fee = ceilDiv(gross * feeBps, 10_000n);
+  pool.token += tokenIn;
+  pool.quote -= gross;
+  return { quoteOut: gross - fee, fee };
+}
+
+/** Integer square root (Newton), for sqrtPriceX96 and Q64.64 prices. */
+export function isqrt(value: bigint): bigint {
+  if (value < 0n) throw new RangeError('square root of a negative number');
+  if (value < 2n) return value;
+  let x = value;
+  let y = (x + 1n) >> 1n;
+  while (y < x) {
+    x = y;
+    y = (x + value / x) >> 1n;
+  }
+  return x;
+}
+
+/** sqrt(amount1/amount0) in Q64.96, Uniswap's sqrtPriceX96. */
+export function sqrtPriceX96(reserve0: bigint, reserve1: bigint): bigint {
+  if (reserve0 === 0n) return 0n;
+  return isqrt((reserve1 << 192n) / reserve0);
+}
+
+/** sqrt(quote/base) in Q64.64 (Meteora, Raydium CLMM). */
+export function sqrtPriceX64(base: bigint, quote: bigint): bigint {
+  if (base === 0n) return 0n;
+  return isqrt((quote << 128n) / base);
+}
+
+/** Uniswap tick of a raw price amount1/amount0: floor(log_1.0001(price)). */
+export function tickOf(reserve0: bigint, reserve1: bigint): number {
+  if (reserve0 === 0n || reserve1 === 0n) return 0;
+  const ratio = Number(reserve1) / Number(reserve0);
+  return Math.floor(Math.log(ratio) / Math.log(1.0001));
+}
+
+// pump.fun Global constants (CHAINS.md 1.2).
+export const PUMP = {
+  initialVirtualToken: 1_073_000_000_000_000n,
+  initialVirtualQuote: 30_000_000_000n,
+  initialRealToken: 793_100_000_000_000n,
+  totalSupply: 1_000_000_000_000_000n,
+  feeBps: 95n,
+  creatorFeeBps: 30n,
+  migrationFee: 15_000_001n,
+} as const;
+
+export function newPumpCurve(): CurveState {
+  return {
+    virtualToken: PUMP.initialVirtualToken,
+    virtualQuote: PUMP.initialVirtualQuote,
+    realToken: PUMP.initialRealToken,
+    realQuote: 0n,
+    initialRealToken: PUMP.initialRealToken,
+    complete: false,
+  };
+}
