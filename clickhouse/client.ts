@@ -49,7 +49,7 @@ function httpClient(ctx: Context, rawUrl: string): ClickHouseClient {
   const database = url.pathname.replace(/^\/+|\/+$/g, '') || undefined;
   url.pathname = '/';
   ctx.logger.child({ component: 'clickhouse' }).info({ url: url.origin, username }, 'using ClickHouse over HTTP');
-  return createClient({ url: url.origin, username, password, database, request_timeout: 120_000 });
+  return createClient({ url: url.origin, username, password, database });
 }
 
 /** One client; chDB on <dataDir>/clickhouse when ctx.config.clickhouseUrl is null, else HTTP. */

@@ -128,7 +128,7 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
   // data_version changes only when another connection commits: `spot keys revoke` in another
   // process becomes visible within RELOAD_INTERVAL_MS.
   let dataVersion = db.pragma('data_version', { simple: true }) as number;
-  const timer = setInterval(() => {
+  const reloadIfChanged = () => {
     try {
       const current = db.pragma('data_version', { simple: true }) as number;
       if (current !== dataVersion) {
@@ -138,7 +138,8 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
     } catch (error) {
       log.warn({ err: error }, 'key reload failed');
     }
-  }, RELOAD_INTERVAL_MS);
+  };
+  const timer = setInterval(reloadIfChanged, RELOAD_INTERVAL_MS);
   timer.unref();
 
   const addKey = (key: string, label: string | null, expiresAt: number | null, metered: boolean, credits: number | null): ApiKeyRecord => {
@@ -170,11 +171,19 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
     },
 
     check(header, now = Date.now()) {
+      // A closed store cannot vouch for revocations: the caller answers 503, not 401.
+      if (!db.open) throw new Error('the key store is closed');
       if (header === undefined || header === '') return { ok: false, reason: 'missing' };
       const match = BEARER.exec(header);
       if (!match) return { ok: false, reason: 'malformed' };
-      const record = byHash.get(hashKey(match[1]!));
-      if (!record) return { ok: false, reason: 'unknown' };
+      const hash = hashKey(match[1]!);
+      let record = byHash.get(hash);
+      if (!record) {
+        // A key just created by `spot keys create` works at once (one cheap pragma read).
+        reloadIfChanged();
+        record = byHash.get(hash);
+        if (!record) return { ok: false, reason: 'unknown' };
+      }
       if (record.revokedAt !== null) return { ok: false, reason: 'revoked' };
       if (record.expiresAt !== null && now >= record.expiresAt) return { ok: false, reason: 'expired' };
       return { ok: true, record };

@@ -11,6 +11,8 @@ export interface EvmLog {
   logIndex?: Quantity | null;
   blockNumber?: Quantity | null;
   transactionHash?: string | null;
+  /** Seconds; newer nodes add it to logs. */
+  blockTimestamp?: Quantity | null;
   removed?: boolean;
 }
 
@@ -64,10 +66,19 @@ export function toSafeNumber(value: Quantity, what: string): number {
   return Number(big);
 }
 
+/** Block time in ms from the receipt's or its logs' blockTimestamp (seconds), if any. */
+export function receiptTimestampMs(receipt: EvmReceipt): number | undefined {
+  const seconds = receipt.blockTimestamp ?? receipt.logs.find((log) => log.blockTimestamp != null)?.blockTimestamp;
+  return seconds === undefined || seconds === null ? undefined : toSafeNumber(seconds, 'blockTimestamp') * 1000;
+}
+
 const lower = (text: string | null | undefined): string | null => (text ? text.toLowerCase() : null);
 
 /** Accepts a receipt or a JSON-RPC response wrapper `{result}`. */
 export function unwrapReceipt(input: unknown): EvmReceipt {
+  if (isRecord(input) && isRecord(input.error) && !('result' in input)) {
+    throw new TypeError(`JSON-RPC error: ${String(input.error.message ?? JSON.stringify(input.error))}`);
+  }
   const value = isRecord(input) && 'result' in input && !('logs' in input) ? input.result : input;
   if (!isRecord(value) || typeof value.transactionHash !== 'string' || !Array.isArray(value.logs)) {
     throw new TypeError('not a transaction receipt: expected transactionHash and logs');

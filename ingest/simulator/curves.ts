@@ -9,6 +9,8 @@ export interface CurveState {
   realQuote: bigint; // quote raised so far
   /** Tokens sellable on the curve in total; progress = sold / initialRealToken. */
   initialRealToken: bigint;
+  /** Quote-raised migration threshold (Meteora DBC); absent = the curve ends when its tokens are sold. */
+  quoteThreshold?: bigint;
   complete: boolean;
 }
 
@@ -16,8 +18,14 @@ export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
 }
 
-/** pump.fun: tokens out for `quoteIn` (net of fees) on virtual reserves, capped at the real reserve. */
+/**
+ * pump.fun: tokens out for `quoteIn` (net of fees) on virtual reserves, capped at the real
+ * reserve; a curve with a quote threshold (DBC) takes at most what reaches the threshold.
+ */
 export function curveBuy(state: CurveState, quoteIn: bigint): { tokenOut: bigint; quoteIn: bigint } {
+  if (state.quoteThreshold !== undefined && state.realQuote + quoteIn > state.quoteThreshold) {
+    quoteIn = state.quoteThreshold - state.realQuote;
+  }
   let tokenOut = (state.virtualToken * quoteIn) / (state.virtualQuote + quoteIn);
   if (tokenOut >= state.realToken) {
     tokenOut = state.realToken;
@@ -27,7 +35,7 @@ export function curveBuy(state: CurveState, quoteIn: bigint): { tokenOut: bigint
   state.virtualQuote += quoteIn;
   state.realToken -= tokenOut;
   state.realQuote += quoteIn;
-  if (state.realToken === 0n) state.complete = true;
+  if (state.realToken === 0n || (state.quoteThreshold !== undefined && state.realQuote >= state.quoteThreshold)) state.complete = true;
   return { tokenOut, quoteIn };
 }
 
@@ -46,9 +54,13 @@ export interface PoolState {
   quote: bigint;
 }
 
-/** Constant product with the LP fee taken from the input. */
-export function poolBuy(pool: PoolState, quoteIn: bigint, feeBps: bigint): { tokenOut: bigint; fee: bigint } {
-  const fee = ceilDiv(quoteIn * feeBps, 10_000n);
+/**
+ * Constant product (Uniswap V2/V4, PancakeSwap V2, Raydium CPMM): the LP fee (pips of the
+ * input) is taken from the input and stays in the pool. `fee` is reported in quote units at the
+ * execution price (quoteAmount·pips/1e6, rounded down), as the EVM decoder reports it.
+ */
+export function poolBuy(pool: PoolState, quoteIn: bigint, feePips: bigint): { tokenOut: bigint; fee: bigint } {
+  const fee = (quoteIn * feePips) / 1_000_000n;
   const net = quoteIn - fee;
   const tokenOut = (pool.token * net) / (pool.quote + net);
   pool.token -= tokenOut;
@@ -56,20 +68,53 @@ export function poolBuy(pool: PoolState, quoteIn: bigint, feeBps: bigint): { tok
   return { tokenOut, fee };
 }
 
-export function poolSell(pool: PoolState, tokenIn: bigint, feeBps: bigint): { quoteOut: bigint; fee: bigint } {
-  const gross = (pool.quote * tokenIn) / (pool.token + tokenIn);
-  const fee = ceilDiv(gross * feeBps, 10_000n);
+export function poolSell(pool: PoolState, tokenIn: bigint, feePips: bigint): { quoteOut: bigint; fee: bigint } {
+  const net = tokenIn - (tokenIn * feePips) / 1_000_000n;
+  const quoteOut = (pool.quote * net) / (pool.token + net);
   pool.token += tokenIn;
-  pool.quote -= gross;
-  return { quoteOut: gross - fee, fee };
+  pool.quote -= quoteOut;
+  return { quoteOut, fee: (quoteOut * feePips) / 1_000_000n };
+}
+
+/** PumpSwap fee rates (bps of the quote amount): LP fee stays in the pool, the others leave it. */
+export const PUMPSWAP_FEE_BPS = { lp: 20n, protocol: 5n, creator: 5n } as const;
+
+export interface PumpSwapResult { tokenAmount: bigint; quoteAmount: bigint; lpFee: bigint; protocolFee: bigint; creatorFee: bigint }
+
+function pumpSwapFees(quoteAmount: bigint) {
+  return {
+    lpFee: ceilDiv(quoteAmount * PUMPSWAP_FEE_BPS.lp, 10_000n),
+    protocolFee: ceilDiv(quoteAmount * PUMPSWAP_FEE_BPS.protocol, 10_000n),
+    creatorFee: ceilDiv(quoteAmount * PUMPSWAP_FEE_BPS.creator, 10_000n),
+  };
+}
+
+/** PumpSwap buy: `quoteAmount` goes into the curve, the fees are paid on top. */
+export function pumpSwapBuy(pool: PoolState, quoteAmount: bigint): PumpSwapResult {
+  const tokenAmount = (pool.token * quoteAmount) / (pool.quote + quoteAmount);
+  const fees = pumpSwapFees(quoteAmount);
+  pool.token -= tokenAmount;
+  pool.quote += quoteAmount + fees.lpFee;
+  return { tokenAmount, quoteAmount, ...fees };
+}
+
+/** PumpSwap sell: `quoteAmount` comes out of the curve, the fees are deducted from it. */
+export function pumpSwapSell(pool: PoolState, tokenAmount: bigint): PumpSwapResult {
+  const quoteAmount = (pool.quote * tokenAmount) / (pool.token + tokenAmount);
+  const fees = pumpSwapFees(quoteAmount);
+  pool.token += tokenAmount;
+  pool.quote -= quoteAmount - fees.lpFee;
+  return { tokenAmount, quoteAmount, ...fees };
 }
 
 /** Integer square root (Newton), for sqrtPriceX96 and Q64.64 prices. */
 export function isqrt(value: bigint): bigint {
   if (value < 0n) throw new RangeError('square root of a negative number');
   if (value < 2n) return value;
-  let x = value;
-  let y = (x + 1n) >> 1n;
+  // Start from the float estimate (just above the root), then Newton steps down to it.
+  let x = BigInt(Math.ceil(Math.sqrt(Number(value)) * (1 + 1e-12))) + 1n;
+  if (x * x < value) x = value;
+  let y = (x + value / x) >> 1n;
   while (y < x) {
     x = y;
     y = (x + value / x) >> 1n;

@@ -3,9 +3,10 @@
 // chain-writer.ts encodes them as real chain records for the decoders.
 import type { Chain } from '../../core/chains.ts';
 import { createRandom, type Random } from './random.ts';
-import { curveBuy, curveSell, newPumpCurve, poolBuy, poolSell, PUMP, type CurveState, type PoolState } from './curves.ts';
+import type { CurveState, PoolState } from './curves.ts';
+import { GRADUATION_DEX, newCurve, priceTrade, type Launchpad } from './venues.ts';
 
-export type Launchpad = 'pumpfun' | 'launchlab' | 'meteora-dbc' | 'fourmeme' | 'clanker' | 'pools.trade' | 'arc-launch';
+export type { Launchpad } from './venues.ts';
 
 export interface SimToken {
   chain: Chain;
@@ -13,6 +14,7 @@ export interface SimToken {
   address: string;
   name: string;
   symbol: string;
+  uri: string;
   decimals: number;
   supply: bigint;
   creator: string;
@@ -51,8 +53,14 @@ export type SimEvent =
   | (Base & { type: 'launch'; token: SimToken })
   | (Base & {
       type: 'trade'; token: SimToken; venue: 'curve' | 'pool'; side: 'buy' | 'sell'; trader: string;
+      /** quoteAmount as the venue reports it (venues.ts); fees in quote base units. */
       tokenAmount: bigint; quoteAmount: bigint; platformFee: bigint; creatorFee: bigint; lpFee: bigint;
-      curve: CurveState | null; pool: PoolState | null;
+      /** Curve or pool state after (curve/pool) and before the trade. */
+      curve: CurveState | null; pool: PoolState | null; curveBefore: CurveState | null; poolBefore: PoolState | null;
+      /** The trader's token balance after the trade (base units). */
+      traderBalance: bigint;
+      /** The pool (or curve) the trade ran on. */
+      poolAddress: string; dex: string;
     })
   | (Base & { type: 'graduate'; token: SimToken; pool: string; dex: string; reserves: PoolState });
 
@@ -77,52 +85,23 @@ export const PROFILES: Record<Chain, ChainProfile> = {
   arc: { chain: 'arc', nativeDecimals: 18, stableDecimals: 6, nativeUsd: 1, launchpads: ['arc-launch'], medianBuy: 60, weight: 1 },
 };
 
-/** Curve parameters per launchpad: virtual reserves in base units, the sellable share, token decimals. */
-function newCurve(launchpad: Launchpad, nativeDecimals: number): { curve: CurveState | null; decimals: number; supply: bigint } {
-  const unit = 10n ** BigInt(nativeDecimals);
-  switch (launchpad) {
-    case 'pumpfun':
-      return { curve: newPumpCurve(), decimals: 6, supply: PUMP.totalSupply };
-    case 'launchlab':
-    case 'meteora-dbc':
-      return { curve: { ...newPumpCurve(), virtualQuote: 30n * unit }, decimals: 6, supply: PUMP.totalSupply };
-    case 'fourmeme': {
-      const token = 10n ** 18n;
-      const sellable = 800_000_000n * token;
-      return {
-        curve: { virtualToken: 1_073_300_000n * token, virtualQuote: (75n * unit) / 10n, realToken: sellable, realQuote: 0n, initialRealToken: sellable, complete: false },
-        decimals: 18,
-        supply: 1_000_000_000n * token,
-      };
-    }
-    default:
-      // Uniswap-V4 launches: no bonding curve, the pool holds the supply from the start.
-      return { curve: null, decimals: 18, supply: 1_000_000_000n * 10n ** 18n };
-  }
-}
-
-const GRADUATION_DEX: Partial<Record<Launchpad, string>> = {
-  pumpfun: 'pumpswap',
-  launchlab: 'raydium-cpmm',
-  'meteora-dbc': 'raydium-cpmm',
-  fourmeme: 'pancakeswap-v2',
-};
-
-const POOL_FEE_BPS: Record<string, bigint> = {
-  pumpswap: 25n, 'raydium-cpmm': 25n, 'pancakeswap-v2': 25n, 'uniswap-v4': 100n,
-};
-
 const NAMES = ['Moon', 'Pepe', 'Doge', 'Cat', 'Frog', 'Based', 'Giga', 'Chad', 'Wojak', 'Bonk', 'Turbo', 'Snek', 'Pengu', 'Goat', 'Ape', 'Shiba', 'Rocket', 'Hood', 'Arc', 'Neko'];
 const SUFFIXES = ['Inu', 'Coin', 'AI', 'Fi', 'Mode', 'Bull', 'Kong', 'Wif', 'Hat', 'Cult'];
 
 export interface AddressSource {
   wallet(chain: Chain, seed: string): string;
   token(chain: Chain, seed: string): string;
-  pool(chain: Chain, seed: string): string;
+  /** Curve account or launch pool of a new token (a PDA, the TokenManager, a V4 pool id). */
+  launchPool(chain: Chain, launchpad: Launchpad, token: string, seed: string): string;
+  /** The DEX pool a graduating token moves to. */
+  graduationPool(chain: Chain, dex: string, token: string, seed: string): string;
+  /** The chain's native/stable reference pool; the same across restarts. */
+  referencePool(chain: Chain): string;
 }
 
 export interface MarketOptions {
-  seed: number;
+  /** Seed of the market's randomness and of its addresses. */
+  seed: number | string;
   chains: Chain[];
   startTime: number;
   addresses: AddressSource;
@@ -135,11 +114,14 @@ interface ChainState {
   wallets: Wallet[];
   cexWallets: Wallet[];
   tokens: SimToken[];
-  holdings: Map<string, bigint>; // `${tokenId}:${wallet}` -> base units
+  /** token id -> wallet -> base units; dropped with the token. */
+  holdings: Map<number, Map<string, bigint>>;
   reference: { pool: string; native: bigint; stable: bigint } | null;
   txCounter: number;
   nextAt: number;
   tokenCounter: number;
+  hot: SimToken[];
+  hotAt: number;
 }
 
 const MAX_ACTIVE_TOKENS = 400;
@@ -161,7 +143,7 @@ export function createMarket(options: MarketOptions): Market {
   for (const chain of options.chains) {
     const profile = PROFILES[chain];
     const random = root.fork(chain);
-    const state: ChainState = { profile, random, wallets: [], cexWallets: [], tokens: [], holdings: new Map(), reference: null, txCounter: 0, nextAt: now, tokenCounter: 0 };
+    const state: ChainState = { profile, random, wallets: [], cexWallets: [], tokens: [], holdings: new Map(), reference: null, txCounter: 0, nextAt: now, tokenCounter: 0, hot: [], hotAt: now };
     states.set(chain, state);
     for (const name of ['binance', 'coinbase', 'okx']) {
       const wallet = { address: options.addresses.wallet(chain, `cex:${name}`), labels: [`cex:${name}`] };
@@ -172,7 +154,7 @@ export function createMarket(options: MarketOptions): Market {
     if (chain !== 'arc') {
       const nativeReserve = 20_000n * 10n ** BigInt(profile.nativeDecimals);
       const stableReserve = BigInt(Math.round(20_000 * profile.nativeUsd)) * 10n ** BigInt(profile.stableDecimals);
-      state.reference = { pool: options.addresses.pool(chain, 'reference'), native: nativeReserve, stable: stableReserve };
+      state.reference = { pool: options.addresses.referencePool(chain), native: nativeReserve, stable: stableReserve };
       // Reference swaps first, so the mark exists before any launch trades.
       for (let i = 0; i < 5; i++) referenceSwap(state, now);
     }
@@ -230,23 +212,32 @@ export function createMarket(options: MarketOptions): Market {
     const symbol = name.replace(/[^A-Z]/g, '') + (id % 100);
     const creator = createWallet(state, time - 1, 100_000 + id).address;
     const address = options.addresses.token(profile.chain, `${launchpad}/${id}`);
-    // Most launches die within minutes; a few run for hours.
-    const halfLifeMs = random.chance(0.08) ? random.range(1, 6) * 3_600_000 : random.range(0.5, 8) * 60_000;
+    // Most launches die within minutes; a few run for hours, and a rare one gets a frenzy.
+    const runner = random.chance(0.08);
+    const frenzy = random.chance(0.04);
+    const halfLifeMs = runner || frenzy ? random.range(1, 6) * 3_600_000 : random.range(0.5, 8) * 60_000;
+    const launchPool = options.addresses.launchPool(profile.chain, launchpad, address, `${launchpad}/${id}`);
     const token: SimToken = {
-      chain: profile.chain, id, address, name, symbol, decimals, supply, creator, launchpad,
-      curveAddress: options.addresses.pool(profile.chain, `curve/${launchpad}/${id}`),
+      chain: profile.chain, id, address, name, symbol, uri: `https://sim.spot.dev/meta/${profile.chain}/${id}.json`, decimals, supply, creator, launchpad,
+      curveAddress: launchPool,
       curve, pool: null, poolAddress: null, poolDex: null,
-      hype: random.range(0.5, 3), halfLifeMs, lastHypeAt: time, mayhemMode: launchpad === 'pumpfun' && random.chance(0.05),
+      hype: frenzy ? random.range(40, 80) : random.range(0.5, 3), halfLifeMs, lastHypeAt: time,
+      mayhemMode: launchpad === 'pumpfun' && random.chance(0.05),
       createdAt: time, graduatedAt: null, firstPrice: null,
     };
     if (!curve) {
       // V4 launch: the pool starts with the whole supply against a virtual native reserve.
       token.pool = { token: supply, quote: BigInt(Math.round(profile.medianBuy * 50 * 1e6)) * 10n ** BigInt(profile.nativeDecimals - 6) };
-      token.poolAddress = token.curveAddress;
+      token.poolAddress = launchPool;
       token.poolDex = 'uniswap-v4';
     }
     state.tokens.push(token);
-    if (state.tokens.length > MAX_ACTIVE_TOKENS) state.tokens.sort((a, b) => hypeAt(b, time) - hypeAt(a, time)).length = MAX_ACTIVE_TOKENS;
+    if (state.tokens.length > MAX_ACTIVE_TOKENS) {
+      // The coldest tokens stop trading for good: forget them and their holders.
+      state.tokens.sort((a, b) => hypeAt(b, time) - hypeAt(a, time));
+      for (const dropped of state.tokens.splice(MAX_ACTIVE_TOKENS)) state.holdings.delete(dropped.id);
+      state.hot = state.hot.filter((hot) => state.tokens.includes(hot));
+    }
     pending.push({ type: 'launch', chain: profile.chain, time, tx: txSeed(state, 'launch'), token });
     // The dev often buys in the creation block: a bundled buy.
     if (random.chance(0.6)) trade(state, token, time, 'buy', token.creator);
@@ -256,57 +247,47 @@ export function createMarket(options: MarketOptions): Market {
     return token.hype * Math.pow(0.5, (time - token.lastHypeAt) / token.halfLifeMs);
   }
 
-  function holdingKey(token: SimToken, wallet: string): string {
-    return `${token.id}:${wallet}`;
+  function holdersOf(state: ChainState, token: SimToken): Map<string, bigint> {
+    let holders = state.holdings.get(token.id);
+    if (!holders) {
+      holders = new Map();
+      state.holdings.set(token.id, holders);
+    }
+    return holders;
   }
 
   function trade(state: ChainState, token: SimToken, time: number, side: 'buy' | 'sell', trader: string): void {
     const { random, profile } = state;
     const unit = 10n ** BigInt(profile.nativeDecimals);
-    const key = holdingKey(token, trader);
-    const held = state.holdings.get(key) ?? 0n;
+    const holders = holdersOf(state, token);
+    const held = holders.get(trader) ?? 0n;
     if (side === 'sell' && held === 0n) side = 'buy';
-    let tokenAmount = 0n, quoteAmount = 0n, platformFee = 0n, creatorFee = 0n, lpFee = 0n;
-    const venue = token.curve && !token.curve.complete ? 'curve' : 'pool';
+    let amount: bigint;
     if (side === 'buy') {
-      const spend = BigInt(Math.max(1, Math.round(random.logNormal(profile.medianBuy, 1.1) * 1e6))) * (unit / 1_000_000n);
-      if (venue === 'curve') {
-        const result = curveBuy(token.curve!, spend);
-        tokenAmount = result.tokenOut;
-        quoteAmount = result.quoteIn;
-        platformFee = (quoteAmount * PUMP.feeBps + 9_999n) / 10_000n;
-        creatorFee = (quoteAmount * PUMP.creatorFeeBps + 9_999n) / 10_000n;
-      } else {
-        const result = poolBuy(token.pool!, spend, POOL_FEE_BPS[token.poolDex!] ?? 25n);
-        tokenAmount = result.tokenOut;
-        quoteAmount = spend;
-        lpFee = result.fee;
-      }
-      state.holdings.set(key, held + tokenAmount);
+      amount = BigInt(Math.max(1, Math.round(random.logNormal(profile.medianBuy, 1.1) * 1e6))) * (unit / 1_000_000n);
     } else {
       const share = random.chance(0.4) ? 1 : random.range(0.1, 0.9);
-      tokenAmount = share === 1 ? held : (held * BigInt(Math.round(share * 1000))) / 1000n;
-      if (tokenAmount === 0n) return;
-      if (venue === 'curve') {
-        quoteAmount = curveSell(token.curve!, tokenAmount).quoteOut;
-        platformFee = (quoteAmount * PUMP.feeBps + 9_999n) / 10_000n;
-        creatorFee = (quoteAmount * PUMP.creatorFeeBps + 9_999n) / 10_000n;
-      } else {
-        const result = poolSell(token.pool!, tokenAmount, POOL_FEE_BPS[token.poolDex!] ?? 25n);
-        quoteAmount = result.quoteOut;
-        lpFee = result.fee;
-      }
-      state.holdings.set(key, held - tokenAmount);
+      amount = share === 1 ? held : (held * BigInt(Math.round(share * 1000))) / 1000n;
+      if (amount === 0n) return;
     }
-    if (tokenAmount === 0n || quoteAmount === 0n) return;
-    if (token.firstPrice === null) token.firstPrice = Number(quoteAmount) / Number(tokenAmount);
+    const result = priceTrade(token, side, amount);
+    if (!result) return;
+    // Commit only what the venue reports: a trade that rounds to nothing leaves no trace.
+    if (result.curve) token.curve = result.curve;
+    if (result.pool) token.pool = result.pool;
+    const traderBalance = side === 'buy' ? held + result.tokenAmount : held - result.tokenAmount;
+    holders.set(trader, traderBalance);
+    if (token.firstPrice === null) token.firstPrice = Number(result.quoteAmount) / Number(result.tokenAmount);
+    const onCurve = result.venue === 'curve';
     pending.push({
-      type: 'trade', chain: profile.chain, time, tx: txSeed(state, 'swap'), token, venue, side, trader,
-      tokenAmount, quoteAmount, platformFee, creatorFee, lpFee,
-      curve: venue === 'curve' && token.curve ? { ...token.curve } : null,
-      pool: venue === 'pool' && token.pool ? { ...token.pool } : null,
+      type: 'trade', chain: profile.chain, time, tx: txSeed(state, 'swap'), token, venue: result.venue, side, trader,
+      tokenAmount: result.tokenAmount, quoteAmount: result.quoteAmount,
+      platformFee: result.platformFee, creatorFee: result.creatorFee, lpFee: result.lpFee,
+      curve: result.curve ? { ...result.curve } : null, pool: result.pool ? { ...result.pool } : null,
+      curveBefore: result.curveBefore, poolBefore: result.poolBefore, traderBalance,
+      poolAddress: onCurve ? token.curveAddress : token.poolAddress!, dex: onCurve ? token.launchpad : token.poolDex!,
     });
-    if (venue === 'curve' && token.curve!.complete) graduate(state, token, time);
+    if (onCurve && token.curve!.complete) graduate(state, token, time);
   }
 
   function graduate(state: ChainState, token: SimToken, time: number): void {
@@ -314,12 +295,18 @@ export function createMarket(options: MarketOptions): Market {
     if (!dex || !token.curve) return;
     // The curve's raised quote and the unsold reserve seed the pool.
     token.pool = { token: token.supply - (token.curve.initialRealToken - token.curve.realToken), quote: token.curve.realQuote };
-    token.poolAddress = options.addresses.pool(token.chain, `pool/${dex}/${token.id}`);
+    token.poolAddress = options.addresses.graduationPool(token.chain, dex, token.address, `${dex}/${token.id}`);
     token.poolDex = dex;
     token.graduatedAt = time;
     token.hype *= 2;
     token.lastHypeAt = time;
     pending.push({ type: 'graduate', chain: token.chain, time, tx: txSeed(state, 'graduate'), token, pool: token.poolAddress, dex, reserves: { ...token.pool } });
+  }
+
+  /** The hottest tokens, refreshed now and then: trading concentrates on them. */
+  function refreshHot(state: ChainState, time: number): void {
+    state.hot = [...state.tokens].sort((a, b) => hypeAt(b, time) - hypeAt(a, time)).slice(0, 5);
+    state.hotAt = time;
   }
 
   function step(state: ChainState, time: number): void {
@@ -330,11 +317,12 @@ export function createMarket(options: MarketOptions): Market {
       createWallet(state, time, state.wallets.length);
       return;
     }
-    // Pick a token by hype among a few candidates (cheap weighted choice).
+    if (time - state.hotAt > 10_000 || state.hot.length === 0) refreshHot(state, time);
+    // Pick a token by hype among a few candidates, one of them from the hot list.
     let best: SimToken | undefined;
     let bestScore = -1;
     for (let i = 0; i < 4; i++) {
-      const candidate = random.pick(state.tokens);
+      const candidate = i === 0 ? random.pick(state.hot) : random.pick(state.tokens);
       const score = hypeAt(candidate, time) * random.next();
       if (score > bestScore) {
         best = candidate;

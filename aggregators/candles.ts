@@ -1,0 +1,175 @@
+// Candle buckets: the running OHLC of the open bucket of every timeframe of a token, the base
+// rows written to the store (1s, 1m, 1h, 1d) and the open-bucket message of spot.candles.v1.
+import type { Chain } from '../core/chains.ts';
+import { TIMEFRAMES, type Candle, type Timeframe } from '../core/schemas.ts';
+import type { CandleUpdateMessage } from '../core/topics.ts';
+import { type Dec } from '../core/decimal.ts';
+import type { BaseGranularity, CandleRow, Ohlc } from '../clickhouse/types.ts';
+import { before, type TradeRec } from './windows.ts';
+import { decText } from './format.ts';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+export const TIMEFRAME_MS: Record<Timeframe, number> = {
+  '1s': SECOND, '5s': 5 * SECOND, '15s': 15 * SECOND, '30s': 30 * SECOND,
+  '1m': MINUTE, '3m': 3 * MINUTE, '5m': 5 * MINUTE, '15m': 15 * MINUTE, '30m': 30 * MINUTE,
+  '1h': HOUR, '4h': 4 * HOUR, '6h': 6 * HOUR, '12h': 12 * HOUR, '1d': DAY, '7d': 7 * DAY,
+};
+/** 1970-01-05, the first Monday after the epoch: 7d buckets open on Mondays 00:00 UTC. */
+const MONDAY_MS = 4 * DAY;
+
+export function bucketOf(timeframe: Timeframe, time: number): number {
+  const size = TIMEFRAME_MS[timeframe];
+  const offset = timeframe === '7d' ? MONDAY_MS : 0;
+  return time - ((((time - offset) % size) + size) % size);
+}
+
+/** Index of each base granularity in TIMEFRAMES (the store rolls every timeframe up from one). */
+export const BASE_INDEX: Record<BaseGranularity, number> = {
+  '1s': TIMEFRAMES.indexOf('1s'), '1m': TIMEFRAMES.indexOf('1m'), '1h': TIMEFRAMES.indexOf('1h'), '1d': TIMEFRAMES.indexOf('1d'),
+};
+const BASES = Object.keys(BASE_INDEX) as BaseGranularity[];
+const BASE_AT: Array<BaseGranularity | undefined> = TIMEFRAMES.map((_, i) => BASES.find((g) => BASE_INDEX[g] === i));
+
+// Metric slots: price native, price usd, market cap native, market cap usd.
+const METRIC_COUNT = 4;
+
+/** Running OHLC of one bucket; first/last are (time, seq) of its first and last trade. */
+export interface Bucket {
+  time: number;
+  ft: number; fs: number;
+  lt: number; ls: number;
+  o: Dec[]; h: Dec[]; l: Dec[]; c: Dec[];
+  vn: Dec; vu: Dec;
+  n: number;
+  /** Highest per-token seq in the bucket: the version of its row. */
+  seq: number;
+  dirty: boolean;
+}
+
+const values = (r: TradeRec): Dec[] => [r.pn, r.pu, r.mn, r.mu];
+
+// `v` (a trade's four values) is shared by the buckets it opens or closes: o and c are replaced,
+// never written into; h and l are the bucket's own arrays.
+function openBucket(time: number, r: TradeRec, v: Dec[]): Bucket {
+  return { time, ft: r.t, fs: r.seq, lt: r.t, ls: r.seq, o: v, h: v.slice(), l: v.slice(), c: v, vn: r.vn, vu: r.vu, n: 1, seq: r.seq, dirty: true };
+}
+
+function addToBucket(b: Bucket, r: TradeRec, v: Dec[]): void {
+  for (let m = 0; m < METRIC_COUNT; m++) {
+    const x = v[m]!;
+    if (x > b.h[m]!) b.h[m] = x;
+    if (x < b.l[m]!) b.l[m] = x;
+  }
+  if (r.t < b.ft || (r.t === b.ft && r.seq < b.fs)) {
+    b.o = v; b.ft = r.t; b.fs = r.seq;
+  }
+  if (!(r.t < b.lt || (r.t === b.lt && r.seq < b.ls))) {
+    b.c = v; b.lt = r.t; b.ls = r.seq;
+  }
+  b.vn += r.vn;
+  b.vu += r.vu;
+  b.n += 1;
+  if (r.seq > b.seq) b.seq = r.seq;
+  b.dirty = true;
+}
+
+/** A bucket rebuilt from records (a late trade into a closed bucket). */
+export function bucketFrom(time: number, recs: readonly TradeRec[]): Bucket | null {
+  let b: Bucket | null = null;
+  for (const r of recs) {
+    if (b) addToBucket(b, r, values(r));
+    else b = openBucket(time, r, values(r));
+  }
+  return b;
+}
+
+/** Open buckets of one token, one per timeframe (TIMEFRAMES order); null before its first trade. */
+export type OpenBuckets = Array<Bucket | null>;
+
+export function newOpenBuckets(): OpenBuckets {
+  return TIMEFRAMES.map(() => null);
+}
+
+/**
+ * Adds a trade to the open buckets. A base bucket that closes while dirty goes to `closedRows`
+ * (so every changed base bucket is written); a trade older than the open bucket of a base
+ * granularity is returned in `late` with that granularity for a rebuild from the trade log.
+ */
+export function addTrade(open: OpenBuckets, r: TradeRec, closed: Bucket[], closedGranularity: BaseGranularity[], late: BaseGranularity[]): void {
+  const v = values(r);
+  for (let i = 0; i < TIMEFRAMES.length; i++) {
+    const tf = TIMEFRAMES[i]!;
+    const time = bucketOf(tf, r.t);
+    const b = open[i];
+    if (!b || time > b.time) {
+      const base = BASE_AT[i];
+      if (b && b.dirty && base) {
+        closed.push(b);
+        closedGranularity.push(base);
+      }
+      open[i] = openBucket(time, r, v);
+    } else if (time === b.time) {
+      addToBucket(b, r, v);
+    } else {
+      const base = BASE_AT[i];
+      if (base) late.push(base);
+    }
+  }
+}
+
+function ohlc(b: Bucket, m: number): Ohlc {
+  return { open: decText(b.o[m]!), high: decText(b.h[m]!), low: decText(b.l[m]!), close: decText(b.c[m]!) };
+}
+
+export function candleRow(chain: Chain, token: string, granularity: BaseGranularity, b: Bucket): CandleRow {
+  return {
+    chain, token, granularity, time: b.time, seq: b.seq,
+    priceNative: ohlc(b, 0), priceUsd: ohlc(b, 1), marketCapNative: ohlc(b, 2), marketCapUsd: ohlc(b, 3),
+    volumeNative: decText(b.vn), volumeUsd: decText(b.vu), trades: b.n,
+  };
+}
+
+/** Rows of the dirty open base buckets; clears their dirty marks. */
+export function dirtyBaseRows(chain: Chain, token: string, open: OpenBuckets): CandleRow[] {
+  const rows: CandleRow[] = [];
+  for (const g of BASES) {
+    const b = open[BASE_INDEX[g]];
+    if (b && b.dirty) {
+      rows.push(candleRow(chain, token, g, b));
+      b.dirty = false;
+    }
+  }
+  return rows;
+}
+
+const num = (d: Dec) => Number(decText(d));
+
+function candle(b: Bucket, m: number, volume: Dec): Candle {
+  return { time: b.time, open: num(b.o[m]!), high: num(b.h[m]!), low: num(b.l[m]!), close: num(b.c[m]!), volume: num(volume) };
+}
+
+/** spot.candles.v1 value: the open bucket of every timeframe × metric × denomination. */
+export function candleMessage(chain: Chain, token: string, updatedAt: number, open: OpenBuckets): CandleUpdateMessage | null {
+  const out: CandleUpdateMessage['open'] = {};
+  TIMEFRAMES.forEach((tf, i) => {
+    const b = open[i];
+    if (!b) return;
+    out[tf] = {
+      price: { native: candle(b, 0, b.vn), usd: candle(b, 1, b.vu) },
+      marketCap: { native: candle(b, 2, b.vn), usd: candle(b, 3, b.vu) },
+    };
+  });
+  if (Object.keys(out).length === 0) return null;
+  return { chain, token, updatedAt, open: out };
+}
+
+/** Records of one bucket taken from a token's sorted trade records. */
+export function recordsInBucket(recs: readonly TradeRec[], tf: Timeframe, time: number): TradeRec[] {
+  const end = time + (tf === '7d' ? 7 * DAY : TIMEFRAME_MS[tf]);
+  return recs.filter((r) => r.t >= time && r.t < end).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+}
+

@@ -1,0 +1,54 @@
+// Discovery facts of a token object: its column (SPEC.md states), bondingCurveActivity and the
+// value each sort field ranks on. Pure functions; the query API imports them.
+import type { Column, SortField, Token } from '../core/schemas.ts';
+
+export const GRADUATING_FROM_PCT = 40;
+
+/**
+ * Launchpad tokens only: graduated (or no curve reading) → graduated; below 40% of the curve →
+ * newPairs; otherwise graduating. Tokens without a launchpad are in no column.
+ */
+export function columnOf(token: Token): Column | null {
+  if (!token.launchpad) return null;
+  if (token.graduatedAt != null) return 'graduated';
+  if (token.bondingCurvePct == null) return 'graduated';
+  return Number(token.bondingCurvePct) < GRADUATING_FROM_PCT ? 'newPairs' : 'graduating';
+}
+
+/** bondingCurvePct × ln(1 + USD volume of the 1h window); 0 without a curve reading. */
+export function bondingCurveActivity(token: Token): number {
+  if (token.bondingCurvePct == null) return 0;
+  const volume = Number(token.stats['1h'].volume.usd);
+  return Number(token.bondingCurvePct) * Math.log1p(Math.max(0, volume));
+}
+
+/**
+ * The number a column ranks on for `sortBy` (null sorts last: e.g. graduatedAt before
+ * graduation). Values are JSON numbers; exact strings are compared by the caller when needed.
+ */
+export function sortValue(token: Token, sortBy: SortField): number | null {
+  switch (sortBy) {
+    case 'createdAt': return token.createdAt;
+    case 'volume24hUsd': return Number(token.stats['24h'].volume.usd);
+    case 'marketCapUsd': return Number(token.marketCap.usd);
+    case 'liquidityUsd': return Number(token.liquidity.usd);
+    case 'holdersCount': return token.holders.count;
+    case 'tradeCount24h': return token.stats['24h'].buyCount + token.stats['24h'].sellCount;
+    case 'bondingCurvePct': return token.bondingCurvePct == null ? null : Number(token.bondingCurvePct);
+    case 'bondingCurveActivity': return bondingCurveActivity(token);
+    case 'graduatedAt': return token.graduatedAt ?? null;
+  }
+}
+
+/** The column's default ranking (SPEC.md): newPairs by createdAt, graduating by activity, graduated by graduatedAt. */
+export const DEFAULT_SORT: Record<Column, SortField> = {
+  newPairs: 'createdAt',
+  graduating: 'bondingCurveActivity',
+  graduated: 'graduatedAt',
+};
+
+/** SPEC.md: on graduating, bondingCurvePct ranks on bondingCurveActivity instead. */
+export function effectiveSort(column: Column, sortBy: SortField | null | undefined): SortField {
+  const field = sortBy ?? DEFAULT_SORT[column];
+  return column === 'graduating' && field === 'bondingCurvePct' ? 'bondingCurveActivity' : field;
+}

@@ -1,0 +1,322 @@
+// Applies one raw swap or token event to the aggregator state and collects what the batch must
+// write and publish. Reads event time only (never the wall clock), so the same messages in the
+// same order always give the same state and outputs.
+import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
+import type { Context } from '../core/context.ts';
+import { ZERO, fromUnits, mul } from '../core/decimal.ts';
+import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts';
+import type { BalanceRow, BaseGranularity, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from '../clickhouse/types.ts';
+import { addTrade, bucketFrom, bucketOf, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
+import { FRESH_WALLET_MS, FOMO_MULTIPLE, PRO_TRADER_TRADES, SNIPER_WINDOW_MS, isInsider, isProTrader, walletKey } from './holders.ts';
+import { isReferencePair, markOf, quoteRate, priceTrade, recordReference, referencePrice, toNative, toUsd, type QuoteRate } from './pricing.ts';
+import { applyTokenEvent, type StateOps } from './token-events.ts';
+import { ATTR, type AggregatorState, type HolderRec, type PoolState, type TokenState, type WalletState } from './state.ts';
+import { LONGEST_WINDOW_MS, WINDOW_MS, advance, hasWindowTrades, insert, newTradeWindow, nextExpiry, type TradeRec } from './windows.ts';
+import { clampPct, decText } from './format.ts';
+
+/** Stats of tokens whose windows lose trades are recomputed every this much watermark time. */
+export const DECAY_TICK_MS = 10_000;
+/** Trade ids kept per token even when older than 24 h (a quiet token still dedupes late redeliveries). */
+export const RECENT_IDS_FLOOR = 64;
+
+export interface BatchOutput {
+  trades: TradeRow[];
+  tradeMessages: PricedTradeMessage[];
+  candleRows: CandleRow[];
+  tokenEvents: TokenEventRow[];
+  labels: Map<string, WalletLabelRow>;
+  balances: Map<string, BalanceRow>;
+  /** Token keys whose token object (and open candles) changed. */
+  changed: Set<string>;
+  /** Token keys that traded (their candle message is republished). */
+  traded: Set<string>;
+}
+
+export function newBatchOutput(): BatchOutput {
+  return { trades: [], tradeMessages: [], candleRows: [], tokenEvents: [], labels: new Map(), balances: new Map(), changed: new Set(), traded: new Set() };
+}
+
+const zeroFees = () => ({ txN: ZERO, txU: ZERO, valN: ZERO, valU: ZERO, platN: ZERO, platU: ZERO, dexN: ZERO, dexU: ZERO });
+
+export function newTokenState(chain: Chain, address: string, decimals: number, time: number): TokenState {
+  return {
+    chain, address, known: false, name: '', symbol: '', decimals, supply: 0n, supplyHuman: ZERO, creator: '',
+    createdAt: time, createdBlock: -1, launchpad: null, mayhem: false, seq: 0,
+    priceN: ZERO, priceU: ZERO, mcapN: ZERO, mcapU: ZERO, firstPriceN: ZERO,
+    athPN: ZERO, athPU: ZERO, athPAt: null, athMN: ZERO, athMU: ZERO, athMAt: null,
+    pools: new Map(), bondingCurvePct: null, graduatedAt: null, graduatedToPool: null, graduatedToDex: null,
+    security: { mintDisabled: null, transferBlockable: false, lpBurntPct: '0', transferFeeBps: 0 },
+    metadata: { description: null, twitter: null, website: null, telegram: null, discord: null },
+    fees: zeroFees(), trades: 0, buys: 0, sells: 0, volN: ZERO, volU: ZERO, updatedAt: time,
+    win: newTradeWindow(), candles: newOpenBuckets(), holders: new Map(), recentIds: new Map(),
+  };
+}
+
+export interface Processor {
+  readonly state: AggregatorState;
+  swap(swap: RawSwap, out: BatchOutput): void;
+  event(event: TokenEvent, raw: string, out: BatchOutput): void;
+}
+
+export function createProcessor(ctx: Context, state: AggregatorState): Processor {
+  const { metrics } = ctx;
+  // Tokens whose windows still hold trades, per chain, with a lower bound of the event time at
+  // which a window next loses a trade (derived: rebuilt from the state on load).
+  const active = new Map<string, Map<TokenState, number>>();
+  for (const token of state.tokens.values()) if (hasWindowTrades(token.win)) activeOf(token.chain).set(token, nextExpiry(token.win));
+
+  function activeOf(chain: string): Map<TokenState, number> {
+    let map = active.get(chain);
+    if (!map) active.set(chain, (map = new Map()));
+    return map;
+  }
+
+  function wallet(chain: Chain, address: string): WalletState {
+    const key = walletKey(chain, address);
+    let w = state.wallets.get(key);
+    if (!w) state.wallets.set(key, (w = { labels: [], name: null, funder: null, fundedBy: [], trades: 0, held: new Set(), created: [] }));
+    return w;
+  }
+
+  function token(chain: Chain, address: string, decimals: number, time: number): TokenState {
+    const key = tokenKey(chain, address);
+    let t = state.tokens.get(key);
+    if (!t) state.tokens.set(key, (t = newTokenState(chain, address, decimals, time)));
+    return t;
+  }
+
+  function holder(t: TokenState, address: string): HolderRec {
+    let h = t.holders.get(address);
+    if (!h) t.holders.set(address, (h = { bal: 0n, attrs: 0 }));
+    return h;
+  }
+
+  /** Every token whose holder figures depend on this wallet changes with it. */
+  function markWallet(w: WalletState, out: BatchOutput): void {
+    for (const key of w.held) out.changed.add(key);
+    for (const key of w.created) out.changed.add(key);
+  }
+
+  function setBalance(t: TokenState, address: string, bal: bigint, time: number, out: BatchOutput): void {
+    const h = holder(t, address);
+    h.bal = bal;
+    const key = tokenKey(t.chain, t.address);
+    const w = wallet(t.chain, address);
+    if (bal > 0n) w.held.add(key);
+    else w.held.delete(key);
+    out.balances.set(`${key}:${address}`, { chain: t.chain, token: t.address, wallet: address, amount: bal.toString(), updatedAt: time });
+    out.changed.add(key);
+  }
+
+  function watermark(chain: Chain, time: number, out: BatchOutput): void {
+    const old = state.watermarks[chain] ?? 0;
+    if (time <= old) return;
+    state.watermarks[chain] = time;
+    if (old === 0 || Math.floor(time / DECAY_TICK_MS) === Math.floor(old / DECAY_TICK_MS)) return;
+    const tokens = active.get(chain);
+    if (!tokens) return;
+    for (const [t, bound] of tokens) {
+      if (bound > time) continue;
+      const exact = nextExpiry(t.win);
+      if (exact > time) {
+        tokens.set(t, exact);
+        continue;
+      }
+      advance(t.win, time);
+      out.changed.add(tokenKey(t.chain, t.address));
+      if (hasWindowTrades(t.win)) tokens.set(t, nextExpiry(t.win));
+      else tokens.delete(t);
+    }
+  }
+
+  function poolUpdate(t: TokenState, swap: RawSwap, pool: string, rate: QuoteRate | null): void {
+    let ps = t.pools.get(pool);
+    if (!ps) t.pools.set(pool, (ps = { dex: swap.dex, quote: normalizeAddress(swap.chain, swap.quoteAsset), curve: false, liqN: ZERO, liqU: ZERO } as PoolState));
+    ps.dex = swap.dex;
+    ps.quote = normalizeAddress(swap.chain, swap.quoteAsset);
+    if (!rate) return;
+    if (swap.curve) {
+      ps.curve = true;
+      const real = swap.curve.realQuoteReserves ?? swap.reserves?.quote;
+      if (real !== undefined) {
+        const quote = fromUnits(real, swap.quoteDecimals);
+        ps.liqN = toNative(rate, quote);
+        ps.liqU = toUsd(rate, quote);
+      }
+    } else if (swap.reserves) {
+      const quote = 2n * fromUnits(swap.reserves.quote, swap.quoteDecimals);
+      ps.liqN = toNative(rate, quote);
+      ps.liqU = toUsd(rate, quote);
+    }
+  }
+
+  function rebuildLate(t: TokenState, rec: TradeRec, granularities: BaseGranularity[], out: BatchOutput): void {
+    metrics.inc('aggregator.late_trades');
+    const recs = t.win.recs;
+    for (const g of granularities) {
+      const time = bucketOf(g, rec.t);
+      // Every trade of the bucket must still be kept: none dropped, or the oldest kept is older.
+      if (t.win.trimmed && !(recs.length > 0 && recs[0]!.t < time)) {
+        metrics.inc('aggregator.late_candle_skipped');
+        continue;
+      }
+      const b = bucketFrom(time, recordsInBucket(recs, g, time));
+      if (b) out.candleRows.push(candleRow(t.chain, t.address, g, b));
+    }
+  }
+
+  const ops: StateOps = { state, wallet, token, holder, setBalance, markWallet };
+
+  // Reused per trade: the hot path allocates no scratch arrays.
+  const scratchClosed: Bucket[] = [];
+  const scratchGranularity: BaseGranularity[] = [];
+  const scratchLate: BaseGranularity[] = [];
+
+  function swap(swap: RawSwap, out: BatchOutput): void {
+    const chain = swap.chain;
+    if (isReferencePair(swap)) {
+      const price = referencePrice(swap);
+      if (price !== null) recordReference(state.marks, chain, price);
+      metrics.inc('aggregator.reference_swaps');
+      watermark(chain, swap.blockTime, out);
+      return;
+    }
+    const address = normalizeAddress(chain, swap.token);
+    const key = tokenKey(chain, address);
+    const t = token(chain, address, swap.tokenDecimals, swap.blockTime);
+    if (t.recentIds.has(swap.id)) {
+      metrics.inc('aggregator.duplicate_swaps');
+      return;
+    }
+    t.recentIds.set(swap.id, swap.blockTime);
+    if (!t.known) {
+      t.decimals = swap.tokenDecimals;
+      metrics.inc('aggregator.swaps_unknown_token');
+    }
+    const mark = markOf(state.marks, chain);
+    const rate = quoteRate(chain, swap.quoteAsset, mark, (quote) => state.tokens.get(tokenKey(chain, quote))?.priceN ?? ZERO);
+    if (!rate) metrics.inc('aggregator.unpriced_swaps');
+    const p = priceTrade(swap, rate);
+    const mcapN = mul(p.priceNative, t.supplyHuman);
+    const mcapU = mul(p.priceUsd, t.supplyHuman);
+    const seq = ++t.seq;
+    const buy = swap.side === 'buy';
+    const trader = normalizeAddress(chain, swap.trader);
+    const w = wallet(chain, trader);
+    const h = holder(t, trader);
+
+    if (buy && (h.attrs & ATTR.bought) === 0) {
+      h.attrs |= ATTR.bought;
+      if (t.known && swap.blockTime >= t.createdAt && swap.blockTime - t.createdAt <= SNIPER_WINDOW_MS) h.attrs |= ATTR.sniper;
+      if (t.known && swap.blockNumber === t.createdBlock) h.attrs |= ATTR.bundler;
+      const f = w.funder;
+      if (f && w.trades === 0 && f.at <= swap.blockTime && f.at >= swap.blockTime - FRESH_WALLET_MS) h.attrs |= ATTR.fresh;
+      if (t.firstPriceN > 0n && p.priceNative >= FOMO_MULTIPLE * t.firstPriceN) h.attrs |= ATTR.fomo;
+    }
+    if (t.firstPriceN === 0n) t.firstPriceN = p.priceNative;
+    w.trades += 1;
+    if (w.trades === PRO_TRADER_TRADES) markWallet(w, out);
+
+    const pool = normalizeAddress(chain, swap.pool);
+    poolUpdate(t, swap, pool, rate);
+    if (swap.curve && t.graduatedAt === null) t.bondingCurvePct = clampPct(swap.curve.progressPct);
+    if (swap.launchpad && !t.launchpad) t.launchpad = swap.launchpad;
+    if (swap.mayhemMode) t.mayhem = true;
+
+    if (swap.fees) {
+      const nativeDecimals = CHAIN_INFO[chain].native.decimals;
+      const f = t.fees;
+      if (swap.fees.transaction) {
+        const n = fromUnits(swap.fees.transaction, nativeDecimals);
+        f.txN += n; f.txU += mul(n, mark);
+      }
+      if (swap.fees.validator) {
+        const n = fromUnits(swap.fees.validator, nativeDecimals);
+        f.valN += n; f.valU += mul(n, mark);
+      }
+      if (rate && swap.fees.platform) {
+        const q = fromUnits(swap.fees.platform, swap.quoteDecimals);
+        f.platN += toNative(rate, q); f.platU += toUsd(rate, q);
+      }
+      if (rate && swap.fees.dex) {
+        const q = fromUnits(swap.fees.dex, swap.quoteDecimals);
+        f.dexN += toNative(rate, q); f.dexU += toUsd(rate, q);
+      }
+    }
+    t.trades += 1;
+    if (buy) t.buys += 1;
+    else t.sells += 1;
+    t.volN += p.volumeNative;
+    t.volU += p.volumeUsd;
+    if (p.priceNative > t.athPN) {
+      t.athPN = p.priceNative; t.athPU = p.priceUsd; t.athPAt = swap.blockTime;
+    }
+    if (mcapN > t.athMN) {
+      t.athMN = mcapN; t.athMU = mcapU; t.athMAt = swap.blockTime;
+    }
+    if (swap.blockTime > t.updatedAt) t.updatedAt = swap.blockTime;
+
+    const rec: TradeRec = { t: swap.blockTime, seq, buy, pn: p.priceNative, pu: p.priceUsd, mn: mcapN, mu: mcapU, vn: p.volumeNative, vu: p.volumeUsd };
+    insert(t.win, rec);
+    if (t.win.recs[t.win.recs.length - 1] === rec) {
+      t.priceN = rec.pn; t.priceU = rec.pu; t.mcapN = mcapN; t.mcapU = mcapU;
+    }
+    // The new trade leaves its shortest window first; earlier bounds stay valid.
+    const tracked = activeOf(chain);
+    const bound = rec.t + WINDOW_MS['5m'];
+    const known = tracked.get(t);
+    if (known === undefined || bound < known) tracked.set(t, bound);
+
+    const closed = scratchClosed, closedGranularity = scratchGranularity, late = scratchLate;
+    closed.length = 0; closedGranularity.length = 0; late.length = 0;
+    addTrade(t.candles, rec, closed, closedGranularity, late);
+    closed.forEach((b, i) => out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, b)));
+    if (late.length > 0) rebuildLate(t, rec, late, out);
+
+    // Forget ids older than the longest window (redeliveries come far sooner than that).
+    const horizon = t.win.t - LONGEST_WINDOW_MS;
+    for (const [id, time] of t.recentIds) {
+      if (time > horizon || t.recentIds.size <= RECENT_IDS_FLOOR) break;
+      t.recentIds.delete(id);
+    }
+
+    const identities = w.labels.filter((l) => l === 'kol' || l === 'fomoscan');
+    const flags: string[] = [...identities];
+    if (t.creator !== '' && trader === t.creator) flags.push('dev');
+    if (h.attrs & ATTR.sniper) flags.push('sniper');
+    if (isInsider(t, h.attrs, w)) flags.push('insider');
+    if (h.attrs & ATTR.bundler) flags.push('bundler');
+    if (h.attrs & ATTR.fresh) flags.push('fresh_wallet');
+    if (isProTrader(w)) flags.push('pro_trader');
+
+    const amount = decText(p.amount);
+    const price = { native: decText(p.priceNative), usd: decText(p.priceUsd) };
+    const volume = { native: decText(p.volumeNative), usd: decText(p.volumeUsd) };
+    const marketCap = { native: decText(mcapN), usd: decText(mcapU) };
+    out.trades.push({
+      id: swap.id, chain, token: address, seq, name: t.name, symbol: t.symbol, trader, side: swap.side,
+      transactionHash: swap.transactionHash, eventIndex: swap.eventIndex, blockNumber: swap.blockNumber,
+      timestamp: swap.blockTime, amount, quoteAmount: decText(p.quoteAmount), quoteAsset: normalizeAddress(chain, swap.quoteAsset),
+      priceNative: price.native, priceUsd: price.usd, volumeNative: volume.native, volumeUsd: volume.usd,
+      marketCapNative: marketCap.native, marketCapUsd: marketCap.usd, pool, dex: swap.dex, identities, flags,
+    });
+    out.tradeMessages.push({
+      trade: {
+        id: swap.id, chain, token: address, name: t.name, symbol: t.symbol, trader, transactionHash: swap.transactionHash,
+        side: swap.side, amount, price, volume, marketCap, timestamp: swap.blockTime, flags, platforms: [],
+      },
+      identities, pool, dex: swap.dex,
+    });
+    out.changed.add(key);
+    out.traded.add(key);
+    watermark(chain, swap.blockTime, out);
+  }
+
+  function event(e: TokenEvent, raw: string, out: BatchOutput): void {
+    applyTokenEvent(ops, e, raw, out);
+    watermark(e.chain, e.blockTime, out);
+  }
+
+  return { state, swap, event };
+}
+

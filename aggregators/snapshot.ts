@@ -1,0 +1,44 @@
+// Aggregator state snapshots: v8.serialize (Maps, Sets and bigints as they are) written
+// atomically (tmp file, fsync, rename) to <dataDir>/aggregator/snapshot-<name>.bin.
+import fs from 'node:fs';
+import path from 'node:path';
+import v8 from 'node:v8';
+import type { Context } from '../core/context.ts';
+import type { AggregatorState } from './state.ts';
+
+export function snapshotDir(ctx: Context): string {
+  return path.join(ctx.config.dataDir, 'aggregator');
+}
+
+export function snapshotPath(ctx: Context, name: string): string {
+  return path.join(snapshotDir(ctx), `snapshot-${name}.bin`);
+}
+
+export function writeSnapshot(file: string, state: AggregatorState): number {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const buffer = v8.serialize(state);
+  const tmp = `${file}.tmp`;
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, buffer);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  return buffer.length;
+}
+
+export function readSnapshot(file: string): AggregatorState | null {
+  if (!fs.existsSync(file)) return null;
+  const state = v8.deserialize(fs.readFileSync(file)) as AggregatorState;
+  if (state?.version !== 1) throw new Error(`unsupported aggregator snapshot ${file}`);
+  return state;
+}
+
+/** Removes every snapshot (spot replay starts from an empty state). */
+export function dropSnapshots(ctx: Context): void {
+  const dir = snapshotDir(ctx);
+  if (!fs.existsSync(dir)) return;
+  for (const file of fs.readdirSync(dir)) if (file.startsWith('snapshot-')) fs.rmSync(path.join(dir, file), { force: true });
+}

@@ -1,0 +1,112 @@
+// The aggregator's whole state as plain data (Maps, arrays, bigints), so a snapshot is one
+// v8.serialize call and a restore is one v8.deserialize.
+import type { Chain } from '../core/chains.ts';
+import type { Dec } from '../core/decimal.ts';
+import type { OpenBuckets } from './candles.ts';
+import type { MarkBook } from './pricing.ts';
+import type { TradeWindow } from './windows.ts';
+
+/** Per (token, wallet) attributes fixed when they happen (bit flags). */
+export const ATTR = {
+  bought: 1,
+  sniper: 2,
+  bundler: 4,
+  insider: 8,
+  fresh: 16,
+  fomo: 32,
+} as const;
+
+export interface HolderRec {
+  /** Balance in base units (absolute on solana, sum of transfer deltas on EVM). */
+  bal: bigint;
+  attrs: number;
+}
+
+export interface PoolState {
+  dex: string;
+  quote: string;
+  curve: boolean;
+  liqN: Dec;
+  liqU: Dec;
+}
+
+export interface FeeTotals {
+  txN: Dec; txU: Dec; valN: Dec; valU: Dec; platN: Dec; platU: Dec; dexN: Dec; dexU: Dec;
+}
+
+export interface TokenState {
+  chain: Chain;
+  address: string;
+  /** True once its `created` event was seen. */
+  known: boolean;
+  name: string;
+  symbol: string;
+  decimals: number;
+  /** Total supply in base units. */
+  supply: bigint;
+  /** Total supply in human units. */
+  supplyHuman: Dec;
+  creator: string;
+  createdAt: number;
+  createdBlock: number;
+  launchpad: string | null;
+  mayhem: boolean;
+  seq: number;
+  priceN: Dec; priceU: Dec; mcapN: Dec; mcapU: Dec;
+  firstPriceN: Dec;
+  athPN: Dec; athPU: Dec; athPAt: number | null;
+  athMN: Dec; athMU: Dec; athMAt: number | null;
+  pools: Map<string, PoolState>;
+  bondingCurvePct: string | null;
+  graduatedAt: number | null;
+  graduatedToPool: string | null;
+  graduatedToDex: string | null;
+  security: { mintDisabled: boolean | null; transferBlockable: boolean; lpBurntPct: string; transferFeeBps: number };
+  metadata: { description: string | null; twitter: string | null; website: string | null; telegram: string | null; discord: string | null };
+  fees: FeeTotals;
+  trades: number; buys: number; sells: number; volN: Dec; volU: Dec;
+  updatedAt: number;
+  win: TradeWindow;
+  candles: OpenBuckets;
+  holders: Map<string, HolderRec>;
+  /** Recent trade ids (id → event time) for dedupe of redelivered swaps. */
+  recentIds: Map<string, number>;
+}
+
+export interface Funding {
+  from: string;
+  label: string | null;
+  amountN: Dec;
+  amountU: Dec;
+  at: number;
+}
+
+export interface WalletState {
+  labels: string[];
+  name: string | null;
+  /** First funding: names the wallet's funder. */
+  funder: Funding | null;
+  /** Every wallet that sent it native funds (for insiders), first few only. */
+  fundedBy: string[];
+  trades: number;
+  /** Tokens (tokenKey) the wallet holds a balance of: their holder figures depend on it. */
+  held: Set<string>;
+  /** Tokens (tokenKey) it created: their devFunding depends on it. */
+  created: string[];
+}
+
+export interface AggregatorState {
+  version: 1;
+  tokens: Map<string, TokenState>;
+  wallets: Map<string, WalletState>;
+  marks: MarkBook;
+  /** Max event time processed per chain. */
+  watermarks: Record<string, number>;
+  /** Next offset to process per "topic:partition". */
+  offsets: Record<string, number>;
+  processed: number;
+}
+
+export function newState(): AggregatorState {
+  return { version: 1, tokens: new Map(), wallets: new Map(), marks: {}, watermarks: {}, offsets: {}, processed: 0 };
+}

@@ -1,0 +1,115 @@
+// Token events applied to the state: creation, curve, graduation, metadata, security, balances
+// (solana, absolute), transfers (EVM, deltas), wallet labels and funding. Holders come only from here.
+import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
+import { ZERO, fromUnits, mul } from '../core/decimal.ts';
+import type { TokenEvent } from '../core/topics.ts';
+import { walletKey } from './holders.ts';
+import { markOf } from './pricing.ts';
+import type { BatchOutput } from './process.ts';
+import { clampPct } from './format.ts';
+import { ATTR, type AggregatorState, type HolderRec, type TokenState, type WalletState } from './state.ts';
+
+/** The state accessors the processor shares with the token-event handlers. */
+export interface StateOps {
+  state: AggregatorState;
+  wallet(chain: Chain, address: string): WalletState;
+  token(chain: Chain, address: string, decimals: number, time: number): TokenState;
+  holder(t: TokenState, address: string): HolderRec;
+  setBalance(t: TokenState, address: string, bal: bigint, time: number, out: BatchOutput): void;
+  markWallet(w: WalletState, out: BatchOutput): void;
+}
+
+export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: BatchOutput): void {
+  const { state, wallet, token, holder, setBalance, markWallet } = ops;
+  const chain = e.chain;
+  out.tokenEvents.push({ id: e.id, chain, token: e.token === null ? '' : normalizeAddress(chain, e.token), kind: e.kind, blockTime: e.blockTime, body: raw });
+  if (e.kind === 'walletLabel') {
+    const address = normalizeAddress(chain, e.wallet);
+    const w = wallet(chain, address);
+    w.labels = [...e.labels];
+    w.name = e.name;
+    out.labels.set(walletKey(chain, address), { chain, wallet: address, labels: w.labels, name: e.name, updatedAt: e.blockTime });
+    markWallet(w, out);
+  } else if (e.kind === 'funding') {
+    const to = normalizeAddress(chain, e.to);
+    const from = normalizeAddress(chain, e.from);
+    const w = wallet(chain, to);
+    if (!w.fundedBy.includes(from) && w.fundedBy.length < 16) w.fundedBy.push(from);
+    if (!w.funder) {
+      const amountN = fromUnits(e.amount, CHAIN_INFO[chain].native.decimals);
+      const label = e.fromLabel ?? state.wallets.get(walletKey(chain, from))?.labels.find((l) => l.startsWith('cex:')) ?? null;
+      w.funder = { from, label, amountN, amountU: mul(amountN, markOf(state.marks, chain)), at: e.blockTime };
+    }
+    markWallet(w, out);
+  } else {
+    const address = normalizeAddress(chain, e.token);
+    const key = tokenKey(chain, address);
+    const t = token(chain, address, e.kind === 'created' ? e.decimals : 0, e.blockTime);
+    if (e.blockTime > t.updatedAt) t.updatedAt = e.blockTime;
+    out.changed.add(key);
+    switch (e.kind) {
+      case 'created': {
+        t.known = true;
+        t.name = e.name;
+        t.symbol = e.symbol;
+        t.decimals = e.decimals;
+        t.supply = BigInt(e.supply);
+        t.supplyHuman = fromUnits(e.supply, e.decimals);
+        t.creator = normalizeAddress(chain, e.creator);
+        t.createdAt = e.blockTime;
+        t.createdBlock = e.blockNumber;
+        t.launchpad = e.launchpad ?? t.launchpad;
+        if (e.mayhemMode) t.mayhem = true;
+        if (e.pool) {
+          const pool = normalizeAddress(chain, e.pool);
+          if (!t.pools.has(pool)) {
+            const quote = e.quoteAsset ? normalizeAddress(chain, e.quoteAsset) : CHAIN_INFO[chain].native.wrapped;
+            t.pools.set(pool, { dex: e.launchpad ?? '', quote, curve: false, liqN: ZERO, liqU: ZERO });
+          }
+        }
+        const creator = wallet(chain, t.creator);
+        if (!creator.created.includes(key)) creator.created.push(key);
+        break;
+      }
+      case 'curve':
+        if (t.graduatedAt === null) t.bondingCurvePct = clampPct(e.progressPct);
+        break;
+      case 'graduated': {
+        t.graduatedAt = e.blockTime;
+        t.graduatedToPool = normalizeAddress(chain, e.pool);
+        t.graduatedToDex = e.dex;
+        t.bondingCurvePct = '100';
+        for (const ps of t.pools.values()) {
+          if (ps.curve) { ps.liqN = ZERO; ps.liqU = ZERO; }
+        }
+        const pool = normalizeAddress(chain, e.pool);
+        if (!t.pools.has(pool)) {
+          const anyQuote = [...t.pools.values()][0]?.quote ?? CHAIN_INFO[chain].native.wrapped;
+          t.pools.set(pool, { dex: e.dex, quote: anyQuote, curve: false, liqN: ZERO, liqU: ZERO });
+        }
+        break;
+      }
+      case 'metadata':
+        t.metadata = { description: e.description, twitter: e.twitter, website: e.website, telegram: e.telegram, discord: e.discord };
+        break;
+      case 'security':
+        if (e.mintDisabled !== undefined) t.security.mintDisabled = e.mintDisabled;
+        if (e.transferBlockable !== undefined) t.security.transferBlockable = e.transferBlockable;
+        if (e.lpBurntPct !== undefined) t.security.lpBurntPct = clampPct(e.lpBurntPct);
+        if (e.transferFeeBps !== undefined) t.security.transferFeeBps = e.transferFeeBps;
+        break;
+      case 'balance':
+        setBalance(t, normalizeAddress(chain, e.owner), BigInt(e.amount), e.blockTime, out);
+        break;
+      case 'transfer': {
+        const from = normalizeAddress(chain, e.from);
+        const to = normalizeAddress(chain, e.to);
+        const amount = BigInt(e.amount);
+        if (from !== '0x0000000000000000000000000000000000000000') setBalance(t, from, (t.holders.get(from)?.bal ?? 0n) - amount, e.blockTime, out);
+        setBalance(t, to, (t.holders.get(to)?.bal ?? 0n) + amount, e.blockTime, out);
+        if (t.creator !== '' && from === t.creator && to !== t.creator) holder(t, to).attrs |= ATTR.insider;
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,157 @@
+// `spot bench [scenario…] [--quick] [--out DIR] [--cpu-prof DIR]` (and `npm run bench`): makes the
+// simulator inputs once, runs each scenario in a child process of its own (chDB binds one data
+// dir per process; a server never shares an event loop with its load), and writes
+// <out>/latest.json and <out>/latest.md. A full run with the default output also refreshes
+// bench/RESULTS.md, the committed copy of the table.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Chain } from '../core/chains.ts';
+import type { Context } from '../core/context.ts';
+import { kcatAvailable } from '../test/helpers/kafka-mock.ts';
+import { countSwaps, ensureDecoded, ensureInputs, readDecoded, type InputSpec } from './lib/inputs.ts';
+import { RESULT_MARKER, type ScenarioResult } from './lib/scenario.ts';
+import { gitInfo, machineInfo, renderMarkdown, type BenchReport, type ScenarioFailure } from './report.ts';
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.dirname(BENCH_DIR);
+const ALL_CHAINS: Chain[] = ['solana', 'base', 'bsc', 'robinhood', 'arc'];
+
+interface ScenarioSpec {
+  file: string;
+  params: Record<string, unknown>;
+  /** Tiny parameters for the smoke test (`--quick`). */
+  quick: Record<string, unknown>;
+  nodeArgs?: string[];
+  requires?: () => string | null;
+  timeoutMs: number;
+}
+
+export const SCENARIOS: Record<string, ScenarioSpec> = {
+  pipeline: { file: 'pipeline.ts', params: { transport: 'embedded', split: true }, quick: {}, timeoutMs: 240_000 },
+  'pipeline-kafka': {
+    file: 'pipeline.ts', params: { transport: 'kafka', split: false }, quick: {}, timeoutMs: 240_000,
+    requires: () => (kcatAvailable() ? null : 'kcat is not installed (no Kafka mock cluster)'),
+  },
+  latency: { file: 'latency.ts', params: { swapsPerSecond: 5000, subscribers: 1000, seconds: 4, warmupSeconds: 1 }, quick: { swapsPerSecond: 300, subscribers: 20, seconds: 0.5, warmupSeconds: 0.2 }, timeoutMs: 180_000 },
+  fanout: { file: 'fanout.ts', params: { subscribers: 1000, messages: 300 }, quick: { subscribers: 20, messages: 20 }, timeoutMs: 180_000 },
+  rest: { file: 'rest.ts', params: { connections: 10, durationSeconds: 3 }, quick: { connections: 2, durationSeconds: 0.3, candleBuckets: 50 }, timeoutMs: 180_000 },
+  replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
+  memory: { file: 'memory.ts', params: { tokens: 20_000 }, quick: { tokens: 200 }, nodeArgs: ['--expose-gc'], timeoutMs: 120_000 },
+};
+
+const FULL_INPUT: InputSpec = { seed: 7, chains: ALL_CHAINS, trades: 20_000, rate: 1000, startAgoMs: 2 * 3600_000 };
+const QUICK_INPUT: InputSpec = { ...FULL_INPUT, trades: 300 };
+
+interface Options {
+  scenarios: string[];
+  quick: boolean;
+  out: string | null;
+  cpuProfDir: string | null;
+}
+
+function parseArgs(args: string[]): Options {
+  const options: Options = { scenarios: [], quick: false, out: null, cpuProfDir: null };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--quick') options.quick = true;
+    else if (arg === '--out') options.out = path.resolve(args[++i] ?? '');
+    else if (arg === '--cpu-prof') options.cpuProfDir = path.resolve(args[++i] ?? '');
+    else if (arg.startsWith('-')) throw new Error(`unknown option ${arg}`);
+    else if (!SCENARIOS[arg]) throw new Error(`unknown scenario "${arg}"; one of ${Object.keys(SCENARIOS).join(', ')}`);
+    else options.scenarios.push(arg);
+  }
+  if (options.scenarios.length === 0) options.scenarios = Object.keys(SCENARIOS);
+  return options;
+}
+
+function runChild(name: string, spec: ScenarioSpec, params: Record<string, unknown>, cpuProfDir: string | null): Promise<ScenarioResult> {
+  const nodeArgs = [...(spec.nodeArgs ?? []), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [])];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(BENCH_DIR, 'scenarios', spec.file), JSON.stringify(params)], {
+    cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => (out += chunk));
+  child.stderr.on('data', (chunk: string) => {
+    if (err.length < 200_000) err += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), spec.timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      const line = out.split('\n').find((l) => l.startsWith(RESULT_MARKER));
+      if (code === 0 && line) return resolve({ ...(JSON.parse(line.slice(RESULT_MARKER.length)) as ScenarioResult), scenario: name });
+      reject(new Error(`exited ${signal ?? code}${signal === 'SIGKILL' ? ` (over ${spec.timeoutMs} ms)` : ''}: ${err.trim().split('\n').slice(-15).join('\n')}`));
+    });
+  });
+}
+
+export async function benchCommand(ctx: Context, args: string[]): Promise<number> {
+  const log = ctx.logger.child({ component: 'bench' });
+  let options: Options;
+  try {
+    options = parseArgs(args);
+  } catch (error) {
+    process.stderr.write(`spot bench: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const outDir = options.out ?? path.join(BENCH_DIR, 'results');
+  const inputSpec = options.quick ? QUICK_INPUT : FULL_INPUT;
+  const command = `spot bench${args.length ? ` ${args.join(' ')}` : ''}`;
+  const machine = machineInfo();
+
+  // Inputs ahead of every timed section: encoded chain records, and their decoded form.
+  const inputStarted = Date.now();
+  log.info({ trades: inputSpec.trades }, 'bench: preparing simulator inputs (cached across runs)');
+  const inputFile = ensureInputs(inputSpec);
+  ensureDecoded(inputFile);
+  const counts = countSwaps(readDecoded(inputFile));
+  log.info({ inputFile, ...counts, ms: Date.now() - inputStarted }, 'bench: inputs ready');
+
+  const scenarios: ScenarioResult[] = [];
+  const failures: ScenarioFailure[] = [];
+  if (options.cpuProfDir) fs.mkdirSync(options.cpuProfDir, { recursive: true });
+  for (const name of options.scenarios) {
+    const spec = SCENARIOS[name]!;
+    const missing = spec.requires?.();
+    if (missing) {
+      failures.push({ scenario: name, error: `skipped: ${missing}` });
+      log.warn({ scenario: name, reason: missing }, 'bench: scenario skipped');
+      continue;
+    }
+    const params = { inputFile, ...spec.params, ...(options.quick ? spec.quick : {}) };
+    log.info({ scenario: name }, 'bench: running');
+    try {
+      const result = await runChild(name, spec, params, options.cpuProfDir);
+      scenarios.push(result);
+      for (const t of result.targets) log.info({ scenario: name, target: t.label, actual: t.actual, pass: t.pass }, 'bench: target');
+    } catch (error) {
+      failures.push({ scenario: name, error: (error as Error).message });
+      log.error({ scenario: name, err: (error as Error).message }, 'bench: scenario failed');
+    }
+  }
+
+  const report: BenchReport = {
+    generatedAt: new Date().toISOString(),
+    command,
+    machine,
+    git: gitInfo(REPO),
+    input: { ...inputSpec, ...counts, source: 'market simulator (model + chain writer), decoded by the real decoders' },
+    scenarios,
+    failures,
+    targets: scenarios.flatMap((s) => s.targets.map((t) => ({ ...t, scenario: s.scenario }))),
+  };
+  const markdown = renderMarkdown(report);
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  fs.writeFileSync(path.join(outDir, 'latest.md'), markdown);
+  const complete = !options.quick && options.out === null && options.scenarios.length === Object.keys(SCENARIOS).length;
+  if (complete) fs.writeFileSync(path.join(BENCH_DIR, 'RESULTS.md'), `# Benchmark results\n\n${markdown}`);
+  process.stdout.write(markdown);
+  return failures.some((f) => !f.error.startsWith('skipped:')) ? 1 : 0;
+}

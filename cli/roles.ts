@@ -1,0 +1,56 @@
+// Each role as a function that starts its part on a runtime, and the single-role commands.
+import type { Context } from '../core/context.ts';
+import { createAggregator } from '../aggregators/aggregator.ts';
+import { createQueryApi } from '../query-api/app.ts';
+import { createStreamEdge } from '../stream-edge/server.ts';
+import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
+import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
+import { startIngest } from './ingest-role.ts';
+
+export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
+  const { client } = await runtime.store();
+  const endpoint = createSqlEndpoint(runtime.ctx, client);
+  const { port } = await endpoint.start();
+  runtime.add({ name: 'sql-endpoint', stop: () => endpoint.stop() });
+  runtime.ctx.logger.info({ port }, `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`);
+}
+
+export async function startAggregator(runtime: Runtime, name = 'default'): Promise<void> {
+  const { store } = await runtime.store();
+  const aggregator = createAggregator(runtime.ctx, { log: runtime.log, store, name });
+  await aggregator.start();
+  runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
+}
+
+export async function startApi(runtime: Runtime): Promise<void> {
+  const { store } = await runtime.store();
+  const api = createQueryApi(runtime.ctx, { store, log: runtime.log, keys: runtime.keys(), limiters: runtime.limiters() });
+  const { port } = await api.start();
+  runtime.add({ name: 'query-api', stop: () => api.stop() });
+  runtime.ctx.logger.info({ port }, `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`);
+}
+
+export async function startEdge(runtime: Runtime): Promise<void> {
+  const edge = createStreamEdge(runtime.ctx, { log: runtime.log, keys: runtime.keys(), limiters: runtime.limiters() });
+  const { port } = await edge.start();
+  runtime.add({ name: 'stream-edge', stop: () => edge.stop() });
+  runtime.ctx.logger.info({ port }, `WebSocket stream on ws://${runtime.ctx.config.host}:${port}/v1/stream`);
+}
+
+async function runRole(ctx: Context, start: (runtime: Runtime) => Promise<void>): Promise<number> {
+  const runtime = await createRuntime(ctx);
+  const done = waitForShutdown(runtime);
+  try {
+    await start(runtime);
+  } catch (error) {
+    ctx.logger.fatal({ err: error }, 'start-up failed');
+    await runtime.stop();
+    return 1;
+  }
+  return done;
+}
+
+export const ingestCommand = (ctx: Context) => runRole(ctx, (runtime) => startIngest(runtime));
+export const aggregateCommand = (ctx: Context) => runRole(ctx, (runtime) => startAggregator(runtime));
+export const apiCommand = (ctx: Context) => runRole(ctx, (runtime) => startApi(runtime));
+export const edgeCommand = (ctx: Context) => runRole(ctx, (runtime) => startEdge(runtime));

@@ -1,0 +1,112 @@
+// Composition root: builds the parts a role needs from the factories and stops them in a fixed
+// order (stop intake, flush, commit, close), so a SIGINT or SIGTERM loses nothing.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Context } from '../core/context.ts';
+import { createEventLog } from '../core/eventlog/index.ts';
+import type { EventLog } from '../core/eventlog/types.ts';
+import { ALL_TOPICS } from '../core/topics.ts';
+import { createKeyStore, type KeyStore } from '../core/auth/keys.ts';
+import { createRateLimiter, IP_BUDGET_PER_MINUTE, KEY_BUDGET_PER_MINUTE, type RateLimiter } from '../core/auth/rate-limit.ts';
+import { createClickHouseClient, type ClickHouseClient } from '../clickhouse/client.ts';
+import { migrate } from '../clickhouse/migrations.ts';
+import { createStore } from '../clickhouse/store.ts';
+import type { SpotStore } from '../clickhouse/types.ts';
+
+export interface Stoppable {
+  name: string;
+  stop(): Promise<void>;
+}
+
+export interface Runtime {
+  ctx: Context;
+  log: EventLog;
+  /** Parts in start order; stop() runs them in reverse. */
+  parts: Stoppable[];
+  add(part: Stoppable): void;
+  store(): Promise<{ client: ClickHouseClient; store: SpotStore }>;
+  keys(): KeyStore;
+  /** One request budget per key and per IP, shared by the REST API and the stream handshakes. */
+  limiters(): { key: RateLimiter; ip: RateLimiter };
+  stop(): Promise<void>;
+}
+
+export async function createRuntime(ctx: Context): Promise<Runtime> {
+  fs.mkdirSync(ctx.config.dataDir, { recursive: true });
+  const log = createEventLog(ctx);
+  await log.ensureTopics(ALL_TOPICS);
+  const parts: Stoppable[] = [];
+  let storeParts: { client: ClickHouseClient; store: SpotStore } | null = null;
+  let keyStore: KeyStore | null = null;
+  let limiters: { key: RateLimiter; ip: RateLimiter } | null = null;
+  let stopping: Promise<void> | null = null;
+
+  const runtime: Runtime = {
+    ctx,
+    log,
+    parts,
+    add(part) {
+      parts.push(part);
+    },
+    async store() {
+      if (!storeParts) {
+        const client = createClickHouseClient(ctx);
+        const applied = await migrate(client);
+        if (applied.length) ctx.logger.info({ applied }, 'clickhouse migrations applied');
+        storeParts = { client, store: createStore(ctx, client) };
+      }
+      return storeParts;
+    },
+    keys() {
+      if (!keyStore) {
+        keyStore = createKeyStore(ctx, { path: path.join(ctx.config.dataDir, 'keys.sqlite') });
+        for (const key of ctx.config.apiKeys) keyStore.register(key, { label: 'SPOT_API_KEYS' });
+      }
+      return keyStore;
+    },
+    limiters() {
+      limiters ??= { key: createRateLimiter({ perMinute: KEY_BUDGET_PER_MINUTE }), ip: createRateLimiter({ perMinute: IP_BUDGET_PER_MINUTE }) };
+      return limiters;
+    },
+    stop() {
+      stopping ??= (async () => {
+        for (const part of [...parts].reverse()) {
+          try {
+            await part.stop();
+            ctx.logger.debug({ part: part.name }, 'stopped');
+          } catch (error) {
+            ctx.logger.error({ err: error, part: part.name }, 'stop failed');
+          }
+        }
+        keyStore?.close();
+        limiters?.key.stop();
+        limiters?.ip.stop();
+        if (storeParts) await storeParts.store.close();
+        await log.close();
+      })();
+      return stopping;
+    },
+  };
+  return runtime;
+}
+
+/** Runs until SIGINT/SIGTERM, then stops the runtime; a second signal exits at once. */
+export function waitForShutdown(runtime: Runtime): Promise<number> {
+  return new Promise((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) process.exit(130);
+      signalled = true;
+      runtime.ctx.logger.info({ signal }, 'shutting down: stop intake, flush, commit, close');
+      runtime.stop().then(
+        () => resolve(0),
+        (error) => {
+          runtime.ctx.logger.error({ err: error }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+}

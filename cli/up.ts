@@ -1,0 +1,27 @@
+// `spot up`: every role in one process on the embedded default (or the configured transports).
+import type { Context } from '../core/context.ts';
+import { createRuntime, waitForShutdown } from './runtime.ts';
+import { startAggregator, startApi, startEdge, startSqlEndpoint } from './roles.ts';
+import { startIngest } from './ingest-role.ts';
+
+export async function upCommand(ctx: Context): Promise<number> {
+  const runtime = await createRuntime(ctx);
+  const done = waitForShutdown(runtime);
+  try {
+    // Readers first, intake last: nothing produced is waiting on a reader that is not there.
+    await startSqlEndpoint(runtime);
+    await startAggregator(runtime);
+    await startApi(runtime);
+    await startEdge(runtime);
+    await startIngest(runtime);
+    if (ctx.config.apiKeys.length === 0) {
+      ctx.logger.warn('no API key registered: create one with `spot keys create` or start with SPOT_API_KEYS=<key>');
+    }
+    ctx.logger.info({ dataDir: ctx.config.dataDir }, 'spot is up');
+  } catch (error) {
+    ctx.logger.fatal({ err: error }, 'start-up failed');
+    await runtime.stop();
+    return 1;
+  }
+  return done;
+}

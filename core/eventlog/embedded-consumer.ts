@@ -1,0 +1,216 @@
+// Consumers of the embedded log. Members of one group in this process share its partitions
+// (round-robin per topic); a partition changes hands only after its owner finished the batch in
+// flight and released it, so two members never work on one partition at once.
+import type { Logger } from '../logger.ts';
+import type { Batch, Consumer, ConsumerOptions, TopicPartition } from './types.ts';
+import type { EmbeddedStore, TopicMeta } from './embedded-store.ts';
+import type { Notifier } from './notifier.ts';
+
+const DEFAULT_MAX_BATCH = 1000;
+
+interface Member {
+  id: number;
+  topics: string[];
+  wake(): void;
+}
+
+interface Group {
+  members: Member[];
+  /** `topic/partition` -> member id currently working on it. */
+  owners: Map<string, number>;
+}
+
+export interface GroupCoordinator {
+  join(group: string, member: Member): void;
+  leave(group: string, member: Member): void;
+  /** Partitions `member` should hold now (round-robin over the group's subscribers of each topic). */
+  target(group: string, member: Member, partitionsOf: (topic: string) => number): TopicPartition[];
+  claim(group: string, member: Member, tp: TopicPartition): boolean;
+  release(group: string, member: Member, tp: TopicPartition): void;
+}
+
+const tpKey = (tp: TopicPartition) => `${tp.topic}/${tp.partition}`;
+
+export function createGroupCoordinator(): GroupCoordinator {
+  const groups = new Map<string, Group>();
+  const wakeAll = (group: Group) => group.members.forEach((m) => m.wake());
+  return {
+    join(name, member) {
+      let group = groups.get(name);
+      if (!group) groups.set(name, (group = { members: [], owners: new Map() }));
+      group.members.push(member);
+      wakeAll(group);
+    },
+    leave(name, member) {
+      const group = groups.get(name);
+      if (!group) return;
+      group.members = group.members.filter((m) => m !== member);
+      for (const [key, owner] of group.owners) if (owner === member.id) group.owners.delete(key);
+      if (group.members.length === 0) groups.delete(name);
+      else wakeAll(group);
+    },
+    target(name, member, partitionsOf) {
+      const group = groups.get(name);
+      if (!group) return [];
+      const wanted: TopicPartition[] = [];
+      for (const topic of member.topics) {
+        const subscribers = group.members.filter((m) => m.topics.includes(topic));
+        const slot = subscribers.indexOf(member);
+        const count = partitionsOf(topic);
+        for (let p = slot; p < count; p += subscribers.length) wanted.push({ topic, partition: p });
+      }
+      return wanted;
+    },
+    claim(name, member, tp) {
+      const owners = groups.get(name)?.owners;
+      if (!owners) return false;
+      const owner = owners.get(tpKey(tp));
+      if (owner !== undefined && owner !== member.id) return false;
+      owners.set(tpKey(tp), member.id);
+      return true;
+    },
+    release(name, member, tp) {
+      const group = groups.get(name);
+      if (!group || group.owners.get(tpKey(tp)) !== member.id) return;
+      group.owners.delete(tpKey(tp));
+      wakeAll(group);
+    },
+  };
+}
+
+export interface EmbeddedConsumerDeps {
+  store: EmbeddedStore;
+  notifier: Notifier;
+  coordinator: GroupCoordinator;
+  logger: Logger;
+  /** Sleep between empty polls; catches producers in other processes. */
+  pollMs: number;
+  topicFor(name: string): TopicMeta;
+}
+
+let nextMemberId = 1;
+
+export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: ConsumerOptions): Consumer {
+  const { store, notifier, coordinator } = deps;
+  const logger = deps.logger.child({ group: options.group });
+  const maxBatch = options.maxBatchSize ?? DEFAULT_MAX_BATCH;
+  const owned = new Map<string, TopicPartition & { position: number }>();
+  /** Seeks not yet applied to an owned partition's position (already committed). */
+  const pendingSeeks = new Map<string, number>();
+  let wakeUp = () => {};
+  /** Set by wake-ups (seek, group change) that land while the loop is busy, so it does not sleep through them. */
+  let signalled = false;
+  let stopping = false;
+  let loop: Promise<void> | null = null;
+  const wake = () => {
+    signalled = true;
+    wakeUp();
+  };
+  const member: Member = { id: nextMemberId++, topics: options.topics, wake };
+
+  const topics = options.topics.map((name) => deps.topicFor(name));
+  const metaOf = (name: string) => topics.find((t) => t.name === name) ?? deps.topicFor(name);
+
+  function seek(topic: string, partition: number, offset: number): void {
+    store.commit(options.group, metaOf(topic), partition, offset);
+    pendingSeeks.set(tpKey({ topic, partition }), offset);
+    wake();
+  }
+
+  async function rebalance(): Promise<void> {
+    const target = coordinator.target(options.group, member, (name) => metaOf(name).partitions);
+    const targetKeys = new Set(target.map(tpKey));
+    const revoked = [...owned.values()].filter((tp) => !targetKeys.has(tpKey(tp)));
+    if (revoked.length > 0) {
+      const released = revoked.map(({ topic, partition }) => ({ topic, partition }));
+      await options.onRevoke?.(released);
+      for (const tp of released) {
+        owned.delete(tpKey(tp));
+        coordinator.release(options.group, member, tp);
+      }
+    }
+    const claimed = target.filter((tp) => !owned.has(tpKey(tp)) && coordinator.claim(options.group, member, tp));
+    if (claimed.length === 0) return;
+    for (const tp of claimed) {
+      const meta = metaOf(tp.topic);
+      const committed = store.committed(options.group, meta).get(tp.partition);
+      const start = options.start === 'latest' ? (store.endOffsets(meta).get(tp.partition) ?? 0) : 0;
+      owned.set(tpKey(tp), { ...tp, position: committed ?? start });
+      pendingSeeks.delete(tpKey(tp));
+    }
+    await options.onAssign?.(claimed);
+  }
+
+  async function consume(eachBatch: (batch: Batch) => Promise<void>): Promise<void> {
+    while (!stopping) {
+      signalled = false;
+      await rebalance();
+      const seen = notifier.version;
+      let delivered = false;
+      for (const [key, tp] of owned) {
+        if (stopping) break;
+        const seekTo = pendingSeeks.get(key);
+        if (seekTo !== undefined) {
+          tp.position = seekTo;
+          pendingSeeks.delete(key);
+        }
+        const messages = store.fetch(metaOf(tp.topic), tp.partition, tp.position, maxBatch);
+        if (messages.length === 0) continue;
+        await eachBatch({ topic: tp.topic, partition: tp.partition, messages });
+        delivered = true;
+        if (pendingSeeks.has(key)) continue; // a seek during the batch wins over its commit
+        tp.position = messages[messages.length - 1]!.offset + 1;
+        store.commit(options.group, metaOf(tp.topic), tp.partition, tp.position);
+      }
+      if (!delivered && !stopping && !signalled) {
+        await new Promise<void>((resolve) => {
+          wakeUp = resolve;
+          void notifier.wait(seen, deps.pollMs).then(resolve);
+        });
+        wakeUp = () => {};
+      }
+    }
+  }
+
+  return {
+    run(eachBatch) {
+      if (loop) return Promise.reject(new Error(`consumer of group ${options.group} is already running`));
+      coordinator.join(options.group, member);
+      loop = (async () => {
+        let failed = false;
+        try {
+          await consume(eachBatch);
+        } catch (error) {
+          failed = true;
+          logger.error({ err: error }, 'consumer stopped on an error; the batch in flight was not committed');
+          throw error;
+        } finally {
+          const released = [...owned.values()].map(({ topic, partition }) => ({ topic, partition }));
+          owned.clear();
+          coordinator.leave(options.group, member);
+          if (!failed && released.length > 0) await options.onRevoke?.(released);
+        }
+      })();
+      return loop;
+    },
+    async seek(topic, partition, offset) {
+      seek(topic, partition, offset);
+    },
+    async seekToTime(topic, timestamp) {
+      const meta = metaOf(topic);
+      for (let p = 0; p < meta.partitions; p++) seek(topic, p, store.offsetForTime(meta, p, timestamp));
+    },
+    async committed(topic) {
+      const meta = metaOf(topic);
+      const stored = store.committed(options.group, meta);
+      const result = new Map<number, number>();
+      for (let p = 0; p < meta.partitions; p++) result.set(p, stored.get(p) ?? -1);
+      return result;
+    },
+    async stop() {
+      stopping = true;
+      wake();
+      await loop?.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,110 @@
+// The embedded event log: Kafka's model (topics, keyed partitions, offsets, consumer groups,
+// compaction) on one SQLite file. One process writes the file; others may read it.
+import type { Context } from '../context.ts';
+import type { Consumer, EventLog, LogMessage, TopicSpec } from './types.ts';
+import { DEFAULT_PARTITIONS, openStore, type TopicMeta } from './embedded-store.ts';
+import { createEmbeddedConsumer, createGroupCoordinator } from './embedded-consumer.ts';
+import { createNotifier } from './notifier.ts';
+
+export interface EmbeddedLogOptions {
+  /** The SQLite file, e.g. `<dataDir>/log/events.sqlite`. */
+  path: string;
+  /** Open an existing file read-only (another process writes it): readToEnd and endOffsets work; produce and consumers (they commit) do not. */
+  readonly?: boolean;
+  /** 'normal' (default) survives a killed process; 'full' also survives an OS crash, at one fsync per produce. */
+  synchronous?: 'normal' | 'full';
+  /** Fallback poll for messages written by other processes, ms (default 25). */
+  pollMs?: number;
+  /** How often retention runs on non-compacted topics, ms (default 60 s; 0 disables). */
+  retentionIntervalMs?: number;
+}
+
+const READ_CHUNK = 5000;
+
+export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): EventLog {
+  const logger = ctx.logger.child({ component: 'eventlog', transport: 'embedded' });
+  const store = openStore(options);
+  const notifier = createNotifier();
+  const coordinator = createGroupCoordinator();
+  const consumers = new Set<Consumer>();
+  let closed = false;
+
+  function topicFor(name: string): TopicMeta {
+    const existing = store.lookup(name);
+    if (existing) return existing;
+    if (options.readonly) throw new Error(`topic ${name} does not exist in ${options.path}`);
+    logger.info({ topic: name, partitions: DEFAULT_PARTITIONS }, 'auto-creating topic');
+    return store.ensureTopic({ name, partitions: DEFAULT_PARTITIONS, compacted: false });
+  }
+
+  const retentionEvery = options.retentionIntervalMs ?? 60_000;
+  const retentionTimer = options.readonly || retentionEvery <= 0 ? null : setInterval(() => {
+    try {
+      for (const name of store.topicNames()) {
+        const deleted = store.applyRetention(store.lookup(name)!, Date.now());
+        if (deleted > 0) logger.debug({ topic: name, deleted }, 'retention dropped old record batches');
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'retention pass failed');
+    }
+  }, retentionEvery);
+  retentionTimer?.unref();
+
+  return {
+    kind: 'embedded',
+
+    async ensureTopics(specs: TopicSpec[]) {
+      for (const spec of specs) {
+        const meta = store.ensureTopic(spec);
+        if (meta.partitions !== spec.partitions || meta.compacted !== spec.compacted) {
+          logger.warn({ topic: spec.name, existing: { partitions: meta.partitions, compacted: meta.compacted }, wanted: spec },
+            'topic exists with other settings; keeping them');
+        }
+      }
+    },
+
+    async produce(topic, messages) {
+      if (closed) throw new Error('event log is closed');
+      if (messages.length === 0) return;
+      store.append(topicFor(topic), messages);
+      ctx.metrics.inc('eventlog.produced', messages.length);
+      notifier.notify();
+    },
+
+    consumer(consumerOptions) {
+      const consumer = createEmbeddedConsumer({ store, notifier, coordinator, logger, pollMs: options.pollMs ?? 25, topicFor }, consumerOptions);
+      consumers.add(consumer);
+      return consumer;
+    },
+
+    async readToEnd(topic, onMessage: (message: LogMessage) => void) {
+      const meta = store.lookup(topic);
+      if (!meta) return;
+      for (const [partition, end] of store.endOffsets(meta)) {
+        let position = 0;
+        while (position < end) {
+          const messages = store.fetch(meta, partition, position, Math.min(READ_CHUNK, end - position));
+          if (messages.length === 0) break;
+          for (const message of messages) if (message.offset < end) onMessage(message);
+          position = messages[messages.length - 1]!.offset + 1;
+          // Yield between chunks so a long replay does not starve the event loop.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+    },
+
+    async endOffsets(topic) {
+      const meta = store.lookup(topic);
+      if (!meta) return new Map();
+      return store.endOffsets(meta);
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...consumers].map((consumer) => consumer.stop()));
+      if (retentionTimer) clearInterval(retentionTimer);
+      store.close();
+    },
+  };
+}

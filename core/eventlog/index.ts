@@ -1,0 +1,21 @@
+// Picks the transport: Kafka when SPOT_KAFKA_BROKERS is set, the embedded SQLite log otherwise.
+import path from 'node:path';
+import type { Context } from '../context.ts';
+import type { EventLog } from './types.ts';
+import { createEmbeddedLog } from './embedded.ts';
+import { createKafkaLog } from './kafka.ts';
+
+export type * from './types.ts';
+export { createEmbeddedLog, type EmbeddedLogOptions } from './embedded.ts';
+export { createKafkaLog, type KafkaLogOptions } from './kafka.ts';
+export { partitionFor } from './partitioner.ts';
+export { produceValues, decodeValue, type TypedMessage } from './typed.ts';
+
+export function embeddedLogPath(dataDir: string): string {
+  return path.join(dataDir, 'log', 'events.sqlite');
+}
+
+export function createEventLog(ctx: Context): EventLog {
+  if (ctx.config.kafkaBrokers) return createKafkaLog(ctx, { brokers: ctx.config.kafkaBrokers });
+  return createEmbeddedLog(ctx, { path: embeddedLogPath(ctx.config.dataDir) });
+}

@@ -1,0 +1,63 @@
+// A run of consecutive messages of one partition stored as one SQLite row, like a Kafka record
+// batch: `data` is every key and value concatenated, `layout` a JSON array of
+// [keyLength, valueLength, timestamp] triples (lengths in UTF-16 units, so decoding is slicing).
+// One row per append chunk instead of one per message is what lets the embedded log write
+// hundreds of thousands of messages a second; the string form keeps the work in native code.
+import type { LogMessage } from './types.ts';
+
+export interface BatchRecord {
+  key: string;
+  value: string;
+  timestamp: number;
+}
+
+export interface EncodedBatch {
+  data: string;
+  layout: string;
+}
+
+export function encodeRecords(records: BatchRecord[]): EncodedBatch {
+  let data = '';
+  const layout = new Array<number>(records.length * 3);
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    data += record.key;
+    data += record.value;
+    layout[3 * i] = record.key.length;
+    layout[3 * i + 1] = record.value.length;
+    layout[3 * i + 2] = record.timestamp;
+  }
+  return { data, layout: JSON.stringify(layout) };
+}
+
+/**
+ * Appends to `out` the records of a batch starting at `baseOffset`, skipping those before
+ * `fromOffset` and stopping once `out` holds `limit` messages.
+ */
+export function decodeRecords(
+  batch: EncodedBatch, baseOffset: number, topic: string, partition: number,
+  fromOffset: number, limit: number, out: LogMessage[],
+): void {
+  const layout = JSON.parse(batch.layout) as number[];
+  let at = 0;
+  for (let i = 0, offset = baseOffset; 3 * i < layout.length && out.length < limit; i++, offset++) {
+    const keyLength = layout[3 * i]!;
+    const valueLength = layout[3 * i + 1]!;
+    if (offset >= fromOffset) {
+      out.push({
+        topic, partition, offset,
+        key: batch.data.slice(at, at + keyLength),
+        value: batch.data.slice(at + keyLength, at + keyLength + valueLength),
+        timestamp: layout[3 * i + 2]!,
+      });
+    }
+    at += keyLength + valueLength;
+  }
+}
+
+/** Offset of the first record with timestamp >= `timestamp`, or null. */
+export function firstRecordAtOrAfter(layoutJson: string, baseOffset: number, timestamp: number): number | null {
+  const layout = JSON.parse(layoutJson) as number[];
+  for (let i = 0; 3 * i < layout.length; i++) if (layout[3 * i + 2]! >= timestamp) return baseOffset + i;
+  return null;
+}

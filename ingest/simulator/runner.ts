@@ -1,0 +1,178 @@
+// The market simulator as a chain source: a warm start that fast-forwards history when the data
+// dir is new, then live trading at `rate` swaps/s with event time = wall clock. Every event goes
+// SimEvent → chain record → the real decoders → the ingest publisher.
+//
+// State marker: <dataDir>/simulator.json {seed, runSeed, lastEventTime}, written after the
+// records up to lastEventTime were acknowledged. On a restart the simulator does not warm-start
+// again: it fills the gap since lastEventTime (at most warmHours, at history density) and goes
+// live. The market itself restarts with fresh state from a seed derived from the saved time
+// (`<seed>/resume@<lastEventTime>`): new wallets and launches, the earlier tokens stop trading;
+// reference pools keep their addresses. Replaying the model up to the saved time would cost as
+// much as the whole history since the first start, so it is not done.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Chain } from '../../core/chains.ts';
+import type { Context } from '../../core/context.ts';
+import type { IngestPublisher } from '../publisher.ts';
+import { createAddressSource } from './addresses.ts';
+import { createMarket, type Market } from './model.ts';
+import { createSimulatorPipeline, type SimulatorPipeline } from './pipeline.ts';
+
+export interface SimulatorSourceOptions {
+  publisher: Pick<IngestPublisher, 'publish'>;
+  seed: number | string;
+  /** Live swaps per second (all chains together). */
+  rate: number;
+  /** History the first start fast-forwards, ending now. */
+  warmHours: number;
+  chains: Chain[];
+  /** Wall clock, unix ms (tests pin it). */
+  now?: () => number;
+  /** Swaps per second of event time in the warm-start history; default 1 (24 h ≈ 90 k swaps). */
+  historyRate?: number;
+  /** Live tick, ms; default 50. */
+  tickMs?: number;
+  /** Event time per history batch, ms; default 60 s. */
+  historyChunkMs?: number;
+  /** Where simulator.json lives; default ctx.config.dataDir. */
+  dataDir?: string;
+}
+
+export interface SimulatorSource {
+  start(): Promise<void>;
+  /** Stops after the batch in flight is acknowledged, and saves the marker. */
+  stop(): Promise<void>;
+  /** Resolves once the warm-start history (or the restart gap) is published, or on stop. */
+  readonly warmedUp: Promise<void>;
+}
+
+export interface SimulatorState {
+  version: 1;
+  seed: string;
+  runSeed: string;
+  lastEventTime: number;
+}
+
+export const SIMULATOR_STATE_FILE = 'simulator.json';
+
+export function readSimulatorState(dataDir: string): SimulatorState | null {
+  try {
+    const value = JSON.parse(fs.readFileSync(path.join(dataDir, SIMULATOR_STATE_FILE), 'utf8')) as SimulatorState;
+    return value.version === 1 && Number.isFinite(value.lastEventTime) ? value : null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+function writeSimulatorState(dataDir: string, state: SimulatorState): void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, SIMULATOR_STATE_FILE);
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(state));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+const HOUR_MS = 3_600_000;
+const SAVE_EVERY_MS = 1_000;
+
+export function createSimulatorSource(ctx: Context, options: SimulatorSourceOptions): SimulatorSource {
+  const logger = ctx.logger.child({ component: 'simulator' });
+  const now = options.now ?? Date.now;
+  const dataDir = options.dataDir ?? ctx.config.dataDir;
+  const historyRate = options.historyRate ?? 1;
+  const tickMs = options.tickMs ?? 50;
+  const chunkMs = options.historyChunkMs ?? 60_000;
+  const seed = String(options.seed);
+
+  let stopped = false;
+  let loop: Promise<void> | null = null;
+  let wake: (() => void) | null = null;
+  let state: SimulatorState | null = null;
+  let savedAt = 0;
+  let resolveWarm!: () => void;
+  const warmedUp = new Promise<void>((resolve) => { resolveWarm = resolve; });
+
+  async function publishUpTo(market: Market, pipeline: SimulatorPipeline, until: number, rate: number): Promise<void> {
+    const events = market.advance(until, rate);
+    if (events.length > 0) {
+      const records = pipeline.process(events);
+      await options.publisher.publish(records);
+      ctx.metrics.inc('ingest.simulator.events', events.length);
+      ctx.metrics.inc('ingest.simulator.swaps', records.swaps.length);
+    }
+    state = { ...state!, lastEventTime: until };
+  }
+
+  function save(force = false): void {
+    if (!state || (!force && now() - savedAt < SAVE_EVERY_MS)) return;
+    writeSimulatorState(dataDir, state);
+    savedAt = now();
+  }
+
+  const sleep = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(() => { wake = null; resolve(); }, ms);
+    wake = () => { clearTimeout(timer); wake = null; resolve(); };
+  });
+
+  async function run(market: Market, pipeline: SimulatorPipeline, historyFrom: number, historyTo: number): Promise<void> {
+    const startedAt = Date.now();
+    for (let at = historyFrom; at < historyTo && !stopped;) {
+      at = Math.min(historyTo, at + chunkMs);
+      await publishUpTo(market, pipeline, at, historyRate);
+      save();
+    }
+    save(true);
+    if (historyTo > historyFrom) {
+      logger.info({ hours: (historyTo - historyFrom) / HOUR_MS, events: ctx.metrics.get('ingest.simulator.events'), ms: Date.now() - startedAt }, 'simulator history published');
+    }
+    resolveWarm();
+    while (!stopped) {
+      const until = now();
+      if (until > market.now) {
+        try {
+          await publishUpTo(market, pipeline, until, options.rate);
+          save();
+        } catch (error) {
+          ctx.metrics.inc('ingest.simulator.errors');
+          logger.error({ err: (error as Error).message }, 'simulator tick failed');
+        }
+      }
+      if (!stopped) await sleep(tickMs);
+    }
+  }
+
+  return {
+    warmedUp,
+    async start() {
+      if (loop) return;
+      const saved = readSimulatorState(dataDir);
+      const end = now();
+      let runSeed: string;
+      let historyFrom: number;
+      if (saved) {
+        runSeed = `${seed}/resume@${saved.lastEventTime}`;
+        historyFrom = Math.min(end, Math.max(saved.lastEventTime, end - options.warmHours * HOUR_MS));
+        logger.info({ from: new Date(saved.lastEventTime).toISOString(), runSeed }, 'simulator resuming');
+      } else {
+        runSeed = seed;
+        historyFrom = end - options.warmHours * HOUR_MS;
+        logger.info({ warmHours: options.warmHours, historyRate }, 'simulator warm start');
+      }
+      state = { version: 1, seed, runSeed, lastEventTime: historyFrom };
+      const market = createMarket({ seed: runSeed, chains: options.chains, startTime: historyFrom, addresses: createAddressSource(runSeed) });
+      const pipeline = createSimulatorPipeline({ seed: runSeed, metrics: ctx.metrics, logger: ctx.logger });
+      loop = run(market, pipeline, historyFrom, end).catch((error: Error) => {
+        ctx.metrics.inc('ingest.simulator.errors');
+        logger.error({ err: error.message }, 'simulator stopped on an error');
+        resolveWarm();
+      });
+    },
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+      save(true);
+      resolveWarm();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+// Meteora DBC EvtSwap / EvtSwap2 / EvtCurveComplete → swaps and curve events (CHAINS.md §1.7).
+import { fromInt, pct, toString } from '../../core/decimal.ts';
+import { decodeFields } from './borsh.ts';
+import { DISC } from './constants.ts';
+import {
+  DBC_CURVE_COMPLETE, DBC_SWAP, DBC_SWAP2, type DbcCurveCompleteEvent, type DbcSwap2Event, type DbcSwapEvent,
+} from './layouts.ts';
+import type { TxRecords } from './records.ts';
+import type { RawEvent } from './transaction.ts';
+
+/**
+ * DBC swap accounts: pool_authority, config, pool, input_token_account, output_token_account,
+ * base_vault, quote_vault, base_mint, quote_mint, payer, … — the pool is account 2.
+ */
+function swapAccounts(event: RawEvent, pool: string): { base: string; quote: string; payer: string } | null {
+  const accounts = event.instruction?.accounts;
+  if (!accounts || accounts.length < 10 || accounts[2] !== pool) return null;
+  return { base: accounts[7]!, quote: accounts[8]!, payer: accounts[9]! };
+}
+
+/**
+ * Amounts are what the user paid in and got out (input includes the fee); trade_direction
+ * 1 = QuoteToBase is a buy. Fees (trading + protocol + referral) are taken in the quote mint.
+ */
+function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
+  const e = version === 1
+    ? decodeFields(DBC_SWAP, event.bytes.subarray(8)) as unknown as DbcSwapEvent
+    : decodeFields(DBC_SWAP2, event.bytes.subarray(8)) as unknown as DbcSwap2Event;
+  const accounts = swapAccounts(event, e.pool);
+  if (!accounts) throw new RangeError(`dbc pool ${e.pool}: swap instruction accounts not found`);
+  const tokenDecimals = records.decimalsOf(accounts.base);
+  const quoteDecimals = records.decimalsOf(accounts.quote);
+  if (tokenDecimals === null || quoteDecimals === null) throw new RangeError(`dbc ${accounts.base}: unknown decimals`);
+  const input = 'actualInputAmount' in e.swapResult ? e.swapResult.actualInputAmount : e.swapResult.includedFeeInputAmount;
+  const output = e.swapResult.outputAmount;
+  const isBuy = e.tradeDirection === 1;
+  const { tradingFee, protocolFee, referralFee } = e.swapResult;
+  let curve = {};
+  if ('migrationThreshold' in e && e.migrationThreshold > 0n) {
+    const progress = pct(fromInt(e.quoteReserveAmount), fromInt(e.migrationThreshold));
+    const complete = e.quoteReserveAmount >= e.migrationThreshold;
+    curve = { curve: { progressPct: toString(complete ? fromInt(100) : progress), realQuoteReserves: e.quoteReserveAmount.toString(), complete } };
+  }
+  records.swap({
+    token: accounts.base, quoteAsset: accounts.quote,
+    tokenAmount: (isBuy ? output : input).toString(), tokenDecimals,
+    quoteAmount: (isBuy ? input : output).toString(), quoteDecimals,
+    side: isBuy ? 'buy' : 'sell',
+    trader: accounts.payer, pool: e.pool, dex: 'meteora-dbc', launchpad: 'meteora-dbc',
+    ...curve,
+    fees: { platform: (tradingFee + protocolFee + referralFee).toString() },
+  }, e.currentTimestamp);
+}
+
+export function decodeMeteoraDbcEvent(records: TxRecords, event: RawEvent): void {
+  if (event.kind !== 'anchor') return;
+  const disc = Buffer.from(event.bytes.subarray(0, 8)).toString('hex');
+  if (disc === DISC.dbcSwap) return onSwap(records, event, 1);
+  if (disc === DISC.dbcSwap2) return onSwap(records, event, 2);
+  if (disc === DISC.dbcCurveComplete) {
+    const c = decodeFields(DBC_CURVE_COMPLETE, event.bytes.subarray(8)) as unknown as DbcCurveCompleteEvent;
+    const token = swapAccounts(event, c.pool)?.base ?? records.tokenOfPool(c.pool);
+    if (!token) throw new RangeError(`dbc pool ${c.pool}: curve complete without a known base mint`);
+    records.tokenEvent({ kind: 'curve', token, progressPct: '100', complete: true });
+  }
+}

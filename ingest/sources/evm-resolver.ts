@@ -1,0 +1,236 @@
+// Fills the EVM decoder's registries before a receipt is decoded: pools it has not seen created
+// (token0()/token1()/factory()/fee() on the pool) and tokens without decimals
+// (decimals()/symbol()/name()/totalSupply()). A token first seen this way gets a `created`
+// event (the aggregator needs its supply) unless the decoder creates it itself.
+import { decodeEventLog, decodeFunctionResult, encodeFunctionData, hexToNumber, hexToString, parseAbi, type Hex } from 'viem';
+import { EVM_NATIVE_ADDRESS, type Chain } from '../../core/chains.ts';
+import type { Context } from '../../core/context.ts';
+import type { TokenEvent } from '../../core/topics.ts';
+import { tradeId } from '../../core/chains.ts';
+import {
+  EVENTS, FACTORY_DEX, FOURMEME, V2_FEE_PIPS, eventNameOfTopic, pickQuote,
+  type EventName, type EvmDecoder, type EvmDex, type EvmReceipt, type PoolInfo,
+} from '../evm/index.ts';
+import type { RpcCaller } from './json-rpc.ts';
+
+const ABI = parseAbi([
+  'function token0() view returns (address)',
+  'function token1() view returns (address)',
+  'function factory() view returns (address)',
+  'function fee() view returns (uint24)',
+  'function stable() view returns (bool)',
+  'function decimals() view returns (uint8)',
+  'function symbol() view returns (string)',
+  'function name() view returns (string)',
+  'function totalSupply() view returns (uint256)',
+]);
+type ViewName = 'token0' | 'token1' | 'factory' | 'fee' | 'stable' | 'decimals' | 'symbol' | 'name' | 'totalSupply';
+
+const POOL_SWAPS: Partial<Record<EventName, 'v2' | 'v3' | 'pancakeV3' | 'aerodrome'>> = {
+  v2Swap: 'v2', v3Swap: 'v3', pancakeV3Swap: 'pancakeV3', aerodromeSwap: 'aerodrome',
+};
+const CREATIONS: EventName[] = ['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'v4Initialize'];
+const FOURMEME_TRADES: EventName[] = ['fourMemePurchase', 'fourMemeSale', 'fourMemePurchaseV1', 'fourMemeSaleV1'];
+
+export interface EvmResolver {
+  /** Registers what `receipt` needs; returns `created` events of tokens first seen in it. */
+  prepare(receipt: EvmReceipt, blockTime: number): Promise<TokenEvent[]>;
+}
+
+interface Log {
+  address: string;
+  topics: [Hex, ...Hex[]];
+  data: Hex;
+  logIndex: number;
+}
+
+/** Named arguments of `log` decoded as the event `name` (viem, strict); throws when it does not fit. */
+function decodeAs(name: EventName, log: Log): Record<string, any> {
+  return decodeEventLog({ abi: [EVENTS[name]], topics: log.topics, data: log.data, strict: true }).args as Record<string, any>;
+}
+
+const quantity = (value: unknown): number => (typeof value === 'string' && value.startsWith('0x') ? hexToNumber(value as Hex) : Number(value));
+
+/** The receipt's logs as the decoder reads them: lower-case, numbered, removed ones dropped. */
+function logsOf(receipt: EvmReceipt): Log[] {
+  return receipt.logs.filter((log) => !log.removed && log.topics.length > 0).map((log, position) => ({
+    address: log.address.toLowerCase(),
+    topics: log.topics.map((topic) => topic.toLowerCase()) as [Hex, ...Hex[]],
+    data: (log.data || '0x').toLowerCase() as Hex,
+    logIndex: log.logIndex === undefined || log.logIndex === null ? position : quantity(log.logIndex),
+  }));
+}
+
+interface Seen {
+  logIndex: number;
+  pool: string;
+  other: string | null;
+  launchpad: string | null;
+}
+
+export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: RpcCaller; decoder: EvmDecoder }): EvmResolver {
+  const { chain, rpc, decoder } = options;
+  const logger = ctx.logger.child({ component: 'evm-resolver', chain });
+  /** Contracts whose views failed (not a pool, not an ERC-20): not asked again. */
+  const unresolvable = new Set<string>();
+
+  async function view(address: string, name: ViewName): Promise<unknown> {
+    const data = encodeFunctionData({ abi: ABI, functionName: name });
+    const result = await rpc.call<Hex>('eth_call', [{ to: address, data }, 'latest']);
+    if (name === 'symbol' || name === 'name') return decodeText(result, name);
+    return decodeFunctionResult({ abi: ABI, functionName: name, data: result });
+  }
+
+  /** ERC-20 name/symbol are strings, or bytes32 on old tokens (MKR). */
+  function decodeText(result: Hex, name: 'symbol' | 'name'): string {
+    try {
+      return decodeFunctionResult({ abi: ABI, functionName: name, data: result });
+    } catch {
+      return result.length === 66 ? hexToString(result, { size: 32 }).replace(/\0+$/, '') : '';
+    }
+  }
+
+  async function optionalView(address: string, name: ViewName): Promise<unknown> {
+    try {
+      return await view(address, name);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function resolvePool(pool: string, kind: 'v2' | 'v3' | 'pancakeV3' | 'aerodrome'): Promise<PoolInfo | undefined> {
+    if (unresolvable.has(pool)) return undefined;
+    try {
+      const [token0, token1] = (await Promise.all([view(pool, 'token0'), view(pool, 'token1')])) as [string, string];
+      const factory = (await optionalView(pool, 'factory')) as string | undefined;
+      const known = factory ? FACTORY_DEX[`${chain}:${factory.toLowerCase()}`] : undefined;
+      let dex: EvmDex;
+      let fee: number | null;
+      if (kind === 'aerodrome') {
+        dex = 'aerodrome';
+        fee = (await optionalView(pool, 'stable')) === true ? V2_FEE_PIPS.aerodromeStable : V2_FEE_PIPS.aerodromeVolatile;
+      } else if (kind === 'v2') {
+        dex = known ?? (chain === 'bsc' ? 'pancakeswap-v2' : 'uniswap-v2');
+        fee = V2_FEE_PIPS[dex === 'pancakeswap-v2' ? 'pancakeswap-v2' : 'uniswap-v2'];
+      } else {
+        dex = known ?? (kind === 'pancakeV3' || chain === 'bsc' ? 'pancakeswap-v3' : 'uniswap-v3');
+        const pips = await optionalView(pool, 'fee');
+        fee = typeof pips === 'number' ? pips : null;
+      }
+      const info: PoolInfo = { pool, token0: token0.toLowerCase(), token1: token1.toLowerCase(), dex, fee };
+      decoder.pools.registerPool(chain, info);
+      ctx.metrics.inc(`ingest.evm.${chain}.pools_resolved`);
+      return decoder.pools.getPool(chain, pool);
+    } catch (error) {
+      unresolvable.add(pool);
+      logger.debug({ pool, err: (error as Error).message }, 'not a resolvable pool');
+      return undefined;
+    }
+  }
+
+  async function resolveToken(token: string, launchpad: string | null): Promise<{ decimals: number; name: string; symbol: string; supply: bigint } | undefined> {
+    if (unresolvable.has(token)) return undefined;
+    try {
+      const decimals = Number(await view(token, 'decimals'));
+      const [name, symbol, supply] = await Promise.all([optionalView(token, 'name'), optionalView(token, 'symbol'), view(token, 'totalSupply')]);
+      const meta = { decimals, name: (name as string | undefined) ?? '', symbol: (symbol as string | undefined) ?? '', supply: supply as bigint };
+      decoder.tokens.registerToken(chain, token, { decimals, name: meta.name, symbol: meta.symbol, ...(launchpad ? { launchpad } : {}) });
+      ctx.metrics.inc(`ingest.evm.${chain}.tokens_resolved`);
+      return meta;
+    } catch (error) {
+      unresolvable.add(token);
+      ctx.metrics.inc(`ingest.evm.${chain}.tokens_unresolvable`);
+      logger.debug({ token, err: (error as Error).message }, 'not a resolvable ERC-20');
+      return undefined;
+    }
+  }
+
+  function tryDecode<T>(run: () => T): T | undefined {
+    try {
+      return run();
+    } catch {
+      return undefined;
+    }
+  }
+
+  return {
+    async prepare(receipt, blockTime) {
+      if (receipt.status !== undefined && receipt.status !== null && quantity(receipt.status) === 0) return [];
+      const logs = logsOf(receipt);
+      const transactionHash = receipt.transactionHash.toLowerCase();
+      const blockNumber = quantity(receipt.blockNumber);
+      const sender = receipt.from ? receipt.from.toLowerCase() : null;
+      const created = new Map<string, { pool: string; token0: string; token1: string }>();
+      for (const log of logs) {
+        const name = eventNameOfTopic(log.topics[0]);
+        const pair = name && CREATIONS.includes(name) ? tryDecode(() => creationTokens(name, log)) : undefined;
+        if (pair) created.set(pair.pool, pair);
+      }
+      const seen = new Map<string, Seen>();
+      const note = (token: string, entry: Seen) => {
+        if (token !== EVM_NATIVE_ADDRESS && !seen.has(token)) seen.set(token, entry);
+      };
+      const notePair = (pool: string, token0: string, token1: string, logIndex: number) => {
+        const { token, quote } = pickQuote(chain, token0, token1);
+        note(token, { logIndex, pool, other: quote, launchpad: null });
+        note(quote, { logIndex, pool, other: token, launchpad: null });
+      };
+      for (const log of logs) {
+        const name = eventNameOfTopic(log.topics[0]);
+        if (!name) continue;
+        const kind = POOL_SWAPS[name];
+        if (kind) {
+          const pool = log.address;
+          const info = decoder.pools.getPool(chain, pool) ?? created.get(pool) ?? await resolvePool(pool, kind);
+          if (info) notePair(pool, info.token0, info.token1, log.logIndex);
+        } else if (name === 'v4Swap') {
+          const info = decoder.pools.getPool(chain, log.topics[1] ?? '') ?? created.get(log.topics[1] ?? '');
+          if (info) notePair(info.pool ?? log.topics[1], info.token0, info.token1, log.logIndex);
+        } else if (CREATIONS.includes(name)) {
+          const pair = tryDecode(() => creationTokens(name, log));
+          if (pair) notePair(pair.pool, pair.token0, pair.token1, log.logIndex);
+        } else if (FOURMEME_TRADES.includes(name)) {
+          const token = tryDecode(() => (decodeAs(name, log).token as string).toLowerCase());
+          if (token) note(token, { logIndex: log.logIndex, pool: log.address, other: null, launchpad: FOURMEME });
+        }
+      }
+      const events: TokenEvent[] = [];
+      for (const [token, entry] of seen) {
+        if (decoder.tokens.getDecimals(chain, token) !== undefined) continue;
+        const meta = await resolveToken(token, entry.launchpad);
+        if (!meta) continue;
+        const quote = entry.launchpad
+          ? decoder.tokens.getToken(chain, token)?.curveQuote?.toLowerCase() ?? EVM_NATIVE_ADDRESS
+          : entry.other;
+        events.push({
+          id: tradeId(chain, transactionHash, entry.logIndex),
+          chain,
+          transactionHash,
+          eventIndex: entry.logIndex,
+          blockNumber,
+          blockTime,
+          kind: 'created',
+          token,
+          name: meta.name,
+          symbol: meta.symbol,
+          uri: '',
+          decimals: meta.decimals,
+          supply: meta.supply.toString(),
+          // Not a launch we watched: the sender of the transaction we first saw it in stands in.
+          creator: sender ?? entry.pool,
+          launchpad: entry.launchpad,
+          pool: entry.pool,
+          quoteAsset: quote,
+        });
+      }
+      return events;
+    },
+  };
+}
+
+function creationTokens(name: EventName, log: Log): { pool: string; token0: string; token1: string } {
+  const args = decodeAs(name, log);
+  if (name === 'v4Initialize') return { pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase() };
+  const pool = (name === 'pairCreated' ? args.pair : args.pool) as string;
+  return { pool: pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase() };
+}

@@ -1,0 +1,310 @@
+// EVM source: follows the chain up to head − confirmations with eth_getLogs over bounded block
+// ranges, groups logs by transaction into receipt-shaped objects, decodes and publishes them,
+// and remembers the last block and recent block hashes in the cursor store.
+//
+// Reorgs: before a range is processed, the parentHash of its first block must be the hash we
+// processed for the block before it. When it is not, the source walks back its remembered
+// hashes to the fork point, rolls the cursor back and re-processes from there. Records of the
+// orphaned blocks were already published and cannot be taken back from an append-only log:
+// the confirmation depth is the defence, so such a reorg is logged as an error with its fork
+// point. Re-published canonical records are harmless: every sink is idempotent on the trade id.
+//
+// ws(s):// URLs: newHeads notifications wake the loop at once and calls go over the socket;
+// while it is down, calls use the same endpoint over http(s) and the loop polls.
+import { hexToNumber, type Hex } from 'viem';
+import { CHAIN_INFO, type Chain } from '../../core/chains.ts';
+import type { Context } from '../../core/context.ts';
+import type { TokenEvent } from '../../core/topics.ts';
+import { eventNameOfTopic, TOPIC0, type EventName, type EvmDecoder, type EvmLog, type EvmReceipt } from '../evm/index.ts';
+import type { CursorStore, EvmCursor } from '../cursor-store.ts';
+import type { IngestPublisher } from '../publisher.ts';
+import { createEvmResolver } from './evm-resolver.ts';
+import {
+  createHttpRpc, isTransient, isWsUrl, JsonRpcError, RpcTransportError, keepConnected, redactUrl, sleep, swapScheme, withRetry,
+  type KeptConnection, type RpcCaller,
+} from './json-rpc.ts';
+import type { ChainSource } from './solana-rpc.ts';
+
+export interface EvmRpcSourceOptions {
+  chain: Chain;
+  url: string;
+  decoder: EvmDecoder;
+  publisher: IngestPublisher;
+  /** Blocks behind the head that are processed; the defence against reorgs. */
+  confirmations?: number;
+  pollIntervalMs?: number;
+  /** First block when no cursor is stored; default: the confirmed head at start. */
+  fromBlock?: number;
+  /** Contracts whose every log is fetched (factories, PoolManager, four.meme TokenManager…). */
+  addresses?: string[];
+  /** topic0 values fetched from any contract (pool Swap/Sync events); default: every event the decoder reads but Transfer. */
+  topics?: string[];
+  cursors?: CursorStore;
+  /** Cursor key; defaults to "evm:<chain>". */
+  sourceId?: string;
+  /** Largest eth_getLogs block range; halved while the node answers "too many results". */
+  maxRange?: number;
+  /** Remembered block hashes: how deep a reorg can be traced to its fork point. */
+  reorgWindow?: number;
+}
+
+interface RpcBlock {
+  number: Hex;
+  hash: string;
+  parentHash: string;
+  timestamp: Hex;
+  transactions: Array<string | { hash: string; from: string; to: string | null }>;
+}
+
+interface RpcLog extends EvmLog {
+  blockHash: string;
+  blockNumber: Hex;
+  transactionHash: string;
+  transactionIndex: Hex;
+  logIndex: Hex;
+}
+
+/** Receipts with creations need every log of the transaction (the launched token's mint). */
+const FULL_RECEIPT_EVENTS = new Set<EventName>(['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'v4Initialize']);
+
+class ForkedMidRange extends Error {}
+
+function isTooManyResults(error: unknown): boolean {
+  if (!(error instanceof JsonRpcError)) return false;
+  return error.code === -32005 || /too many|limit|range|exceed|10000|response size/i.test(error.message);
+}
+
+export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): ChainSource {
+  const { chain, decoder, publisher } = options;
+  if (CHAIN_INFO[chain].family !== 'evm') throw new TypeError(`${chain} is not an EVM chain`);
+  const sourceId = options.sourceId ?? `evm:${chain}`;
+  const logger = ctx.logger.child({ component: 'evm-source', chain });
+  const confirmations = options.confirmations ?? 3;
+  const pollInterval = options.pollIntervalMs ?? 2_000;
+  const maxRange = options.maxRange ?? 500;
+  const window = options.reorgWindow ?? 128;
+  const addresses = options.addresses?.map((address) => address.toLowerCase()) ?? [];
+  const topics = options.topics ?? (addresses.length > 0 ? [] : Object.entries(TOPIC0).filter(([name]) => name !== 'transfer').map(([, topic]) => topic));
+  const http = createHttpRpc({ url: isWsUrl(options.url) ? swapScheme(options.url, 'http') : options.url });
+  let socket: KeptConnection | null = null;
+  const rpc: RpcCaller = {
+    call: (method, params) => (socket?.current() ?? http).call(method, params),
+  };
+  const call = <T>(method: string, params: unknown[]) => withRetry(() => rpc.call<T>(method, params), { stopped: () => stopped });
+  // A reverted view (not a pool, not an ERC-20) is an answer, not a failure: only transport errors are retried.
+  const resolverRpc: RpcCaller = {
+    call: (method, params) => withRetry(() => rpc.call(method, params), { isRetryable: (error) => error instanceof RpcTransportError, stopped: () => stopped }),
+  };
+  const resolver = createEvmResolver(ctx, { chain, rpc: resolverRpc, decoder });
+
+  let cursor: EvmCursor | undefined = options.cursors?.get<EvmCursor>(sourceId);
+  let range = maxRange;
+  /** Ranges done since the last halving: the range grows back only after a quiet stretch. */
+  let rangeStreak = 0;
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  let loop: Promise<void> | null = null;
+
+  const hex = (n: number) => `0x${n.toString(16)}`;
+  const getBlock = (n: number, full: boolean) => call<RpcBlock | null>('eth_getBlockByNumber', [hex(n), full]);
+
+  async function getLogs(from: number, to: number): Promise<RpcLog[]> {
+    const filters: object[] = [];
+    if (addresses.length > 0) filters.push({ address: addresses });
+    if (topics.length > 0) filters.push({ topics: [topics] });
+    const all = new Map<string, RpcLog>();
+    for (const filter of filters) {
+      const params = [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }];
+      const found = await withRetry(() => rpc.call<RpcLog[]>('eth_getLogs', params), {
+        // Some nodes send "too many results" as -32005 (limit exceeded): halve the range instead.
+        isRetryable: (error) => isTransient(error) && !isTooManyResults(error),
+        stopped: () => stopped,
+      });
+      for (const log of found) {
+        if (!log.removed) all.set(`${log.transactionHash}:${log.logIndex}`, log);
+      }
+    }
+    return [...all.values()].sort((a, b) => hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber)
+      || hexToNumber(a.transactionIndex) - hexToNumber(b.transactionIndex) || hexToNumber(a.logIndex) - hexToNumber(b.logIndex));
+  }
+
+  /** Walks back the remembered hashes to the newest one still canonical; rolls the cursor back to it. */
+  async function rollBack(current: EvmCursor): Promise<void> {
+    let forkPoint: number | null = null;
+    for (let i = current.hashes.length - 1; i >= 0; i--) {
+      const [number, hash] = current.hashes[i]!;
+      const block = await getBlock(number, false);
+      if (block && block.hash === hash) {
+        forkPoint = number;
+        break;
+      }
+    }
+    const oldest = current.hashes[0]?.[0];
+    const to = forkPoint ?? Math.max(0, (oldest ?? current.block) - 1);
+    ctx.metrics.inc(`ingest.evm.${chain}.reorgs`);
+    logger.error({
+      forkPoint: to, traced: forkPoint !== null, lastProcessed: current.block, depth: current.block - to, confirmations,
+    }, 'chain reorganised below the confirmation depth: records of orphaned blocks were already published; re-processing from the fork point');
+    cursor = { block: to, hashes: current.hashes.filter(([number]) => number <= to) };
+    options.cursors?.set(sourceId, cursor);
+  }
+
+  async function processRange(current: EvmCursor, from: number, to: number): Promise<void> {
+    const logs = await getLogs(from, to);
+    const withLogs = new Set(logs.map((log) => hexToNumber(log.blockNumber)));
+    const wanted = new Set<number>([from, to, ...withLogs]);
+    // Near the head (small ranges) every header is read, so a reorg is traced block by block.
+    if (to - from < 32) for (let n = from; n <= to; n++) wanted.add(n);
+    const numbers = [...wanted].sort((a, b) => a - b);
+    const blocks = new Map<number, RpcBlock>();
+    await Promise.all(numbers.map(async (n) => {
+      const block = await getBlock(n, withLogs.has(n));
+      if (!block) throw new ForkedMidRange(`block ${n} not served yet`);
+      blocks.set(n, block);
+    }));
+
+    const previous = current.hashes[current.hashes.length - 1];
+    if (previous && previous[0] === from - 1 && blocks.get(from)!.parentHash !== previous[1]) {
+      await rollBack(current);
+      return;
+    }
+    for (let i = 1; i < numbers.length; i++) {
+      const [a, b] = [numbers[i - 1]!, numbers[i]!];
+      if (b === a + 1 && blocks.get(b)!.parentHash !== blocks.get(a)!.hash) throw new ForkedMidRange(`blocks ${a}..${b} do not link`);
+    }
+    for (const log of logs) {
+      if (blocks.get(hexToNumber(log.blockNumber))!.hash !== log.blockHash) throw new ForkedMidRange(`log of block ${hexToNumber(log.blockNumber)} from another fork`);
+    }
+
+    const receipts = await buildReceipts(logs, blocks);
+    const events: TokenEvent[] = [];
+    const swaps = [];
+    for (const { receipt, blockTime } of receipts) {
+      const learned = await resolver.prepare(receipt, blockTime);
+      const decoded = decoder.decodeReceipt(receipt, blockTime);
+      const createdByDecoder = new Set<string | null>(decoded.events.filter((event) => event.kind === 'created').map((event) => event.token));
+      events.push(...learned.filter((event) => !createdByDecoder.has(event.token)), ...decoded.events);
+      swaps.push(...decoded.swaps);
+    }
+    if (swaps.length + events.length > 0) {
+      try {
+        await publisher.publish({ swaps, events });
+      } catch (error) {
+        // Only a schema violation rejects: a decoder bug, reported and skipped rather than retried forever.
+        ctx.metrics.inc('ingest.invalid_records');
+        logger.error({ err: (error as Error).message, from, to }, 'decoded records break the topic schema; range skipped');
+      }
+    }
+    const hashes = [...current.hashes, ...numbers.map((n) => [n, blocks.get(n)!.hash] as [number, string])];
+    cursor = { block: to, hashes: hashes.filter(([number]) => number > to - window).slice(-window) };
+    options.cursors?.set(sourceId, cursor);
+    ctx.metrics.set(`ingest.evm.${chain}.block`, to);
+    ctx.metrics.inc(`ingest.evm.${chain}.swaps_published`, swaps.length);
+  }
+
+  async function buildReceipts(logs: RpcLog[], blocks: Map<number, RpcBlock>): Promise<Array<{ receipt: EvmReceipt; blockTime: number }>> {
+    const byTx = new Map<string, RpcLog[]>();
+    for (const log of logs) {
+      const list = byTx.get(log.transactionHash) ?? [];
+      list.push(log);
+      byTx.set(log.transactionHash, list);
+    }
+    const out: Array<{ receipt: EvmReceipt; blockTime: number }> = [];
+    for (const [hash, txLogs] of byTx) {
+      const block = blocks.get(hexToNumber(txLogs[0]!.blockNumber))!;
+      const blockTime = hexToNumber(block.timestamp) * 1000;
+      const needsFull = txLogs.some((log) => FULL_RECEIPT_EVENTS.has(eventNameOfTopic(log.topics[0]) as EventName));
+      if (needsFull) {
+        const full = await call<(EvmReceipt & { blockHash: string }) | null>('eth_getTransactionReceipt', [hash]);
+        if (!full || full.blockHash !== block.hash) throw new ForkedMidRange(`receipt ${hash} not on the processed fork`);
+        out.push({ receipt: full, blockTime });
+        continue;
+      }
+      const tx = block.transactions.find((entry) => typeof entry !== 'string' && entry.hash === hash);
+      const sender = tx && typeof tx !== 'string' ? tx : undefined;
+      out.push({
+        receipt: { transactionHash: hash, blockNumber: txLogs[0]!.blockNumber, logs: txLogs, status: '0x1', from: sender?.from ?? null, to: sender?.to ?? null },
+        blockTime,
+      });
+    }
+    return out;
+  }
+
+  /** One range per call; true when caught up with the confirmed head. */
+  async function step(): Promise<boolean> {
+    const head = hexToNumber(await call<Hex>('eth_blockNumber', []));
+    const target = head - confirmations;
+    if (!cursor) {
+      cursor = { block: (options.fromBlock ?? target) - 1, hashes: [] };
+      logger.info({ fromBlock: cursor.block + 1 }, 'no stored cursor: starting');
+    }
+    if (cursor.block >= target) return true;
+    const from = cursor.block + 1;
+    const to = Math.min(target, from + range - 1);
+    try {
+      await processRange(cursor, from, to);
+      if (++rangeStreak >= 20 && range < maxRange) {
+        range = Math.min(maxRange, range * 2);
+        rangeStreak = 0;
+      }
+    } catch (error) {
+      if (!isTooManyResults(error) || range === 1) throw error;
+      range = Math.max(1, Math.floor(range / 2));
+      rangeStreak = 0;
+      logger.debug({ range }, 'range too large for the node: halving');
+      return false;
+    }
+    return cursor.block >= target;
+  }
+
+  async function run(): Promise<void> {
+    let failures = 0;
+    while (!stopped) {
+      let caughtUp = false;
+      try {
+        caughtUp = await step();
+        failures = 0;
+      } catch (error) {
+        if (stopped) break;
+        failures++;
+        const level = error instanceof ForkedMidRange ? 'debug' : 'warn';
+        logger[level]({ err: (error as Error).message, failures }, 'range failed; retrying');
+        await sleep(Math.min(10_000, 100 * 2 ** Math.min(failures, 7)));
+        continue;
+      }
+      if (caughtUp && !stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pollInterval);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = null;
+      }
+    }
+  }
+
+  return {
+    async start() {
+      logger.info({ url: redactUrl(options.url), confirmations, addresses: addresses.length, topics: topics.length, from: cursor ? cursor.block + 1 : options.fromBlock }, 'evm source starting');
+      if (isWsUrl(options.url)) {
+        socket = keepConnected(ctx, {
+          url: options.url,
+          name: `evm-ws-${chain}`,
+          onOpen: async (connection) => {
+            await connection.subscribe('eth_subscribe', ['newHeads'], () => (wake as (() => void) | null)?.());
+            (wake as (() => void) | null)?.();
+          },
+        });
+      }
+      loop = run();
+    },
+    async stop() {
+      stopped = true;
+      (wake as (() => void) | null)?.();
+      await socket?.stop();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,193 @@
+// The REST query API: Koa + @koa/router on SPOT_HTTP_PORT. Middleware order: request id and the
+// last-resort error envelope, then for /v1 the IP budget, routing errors (404, 405, 426), the key
+// check, the key budget and credits, then the route. Every /v1 response carries
+// X-RateLimit-Remaining; /openapi.json needs no key and spends no budget.
+import http from 'node:http';
+import crypto from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import type { SpotStore } from '../clickhouse/types.ts';
+import type { KeyCheck, KeyStore } from '../core/auth/keys.ts';
+import { createRateLimiter, IP_BUDGET_PER_MINUTE, KEY_BUDGET_PER_MINUTE, type RateLimiter } from '../core/auth/rate-limit.ts';
+import type { Context } from '../core/context.ts';
+import { notFound, SpotError } from '../core/errors.ts';
+import type { EventLog } from '../core/eventlog/types.ts';
+import { creditsExhausted, rateLimited, sendError, serviceUnavailable, toSpotError, unauthorized } from './errors.ts';
+import { createHotViews, type HotViews } from './hot-views.ts';
+import { buildOpenApi } from './openapi.ts';
+import { createRoutes, CREDIT_COST } from './routes.ts';
+
+export interface QueryApiOptions {
+  store: SpotStore;
+  /** The event log the hot views read (unused when `views` is given). */
+  log: EventLog;
+  keys: KeyStore;
+  views?: HotViews;
+  /** Budgets per minute; SPEC.md's values unless a test injects smaller ones. */
+  keyBudgetPerMinute?: number;
+  ipBudgetPerMinute?: number;
+  now?: () => number;
+  bodyLimitBytes?: number;
+  /** Request budgets shared with the stream edge's handshakes when both run in one process. */
+  limiters?: { key: RateLimiter; ip: RateLimiter };
+}
+
+export interface QueryApi {
+  app: Koa;
+  views: HotViews;
+  start(): Promise<{ port: number }>;
+  stop(): Promise<void>;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi {
+  const log = ctx.logger.child({ component: 'query-api' });
+  const now = options.now ?? Date.now;
+  const ownViews = options.views === undefined;
+  const views = options.views ?? createHotViews(ctx, { log: options.log, store: options.store, now });
+  const keyLimiter: RateLimiter = options.limiters?.key ?? createRateLimiter({ perMinute: options.keyBudgetPerMinute ?? KEY_BUDGET_PER_MINUTE });
+  const ipLimiter: RateLimiter = options.limiters?.ip ?? createRateLimiter({ perMinute: options.ipBudgetPerMinute ?? IP_BUDGET_PER_MINUTE });
+  const router = createRoutes({ store: options.store, views, now, bodyLimitBytes: options.bodyLimitBytes });
+  const routes = router.routes();
+  const dispatch = (koa: Koa.Context) => routes(koa as never, async () => {});
+  const openApiJson = JSON.stringify(buildOpenApi());
+
+  const app = new Koa();
+  app.silent = true;
+
+  const setRemaining = (koa: Koa.Context, remaining: number) => koa.set('X-RateLimit-Remaining', String(remaining));
+
+  /** A wrong method, an unknown /v1 path or the stream path: no key needed, but a valid key pays. */
+  function routingResponse(koa: Koa.Context, allowed: string[] | null, ipRemaining: number): void {
+    let check: KeyCheck | null = null;
+    try {
+      check = options.keys.check(koa.get('authorization') || undefined, now());
+    } catch {
+      check = null;
+    }
+    if (check?.ok) {
+      const decision = keyLimiter.take(check.record.id, now());
+      setRemaining(koa, decision.remaining);
+      if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds);
+    } else {
+      setRemaining(koa, ipRemaining);
+    }
+    if (koa.path === '/v1/stream' || koa.path === '/v1/stream/') {
+      if (allowed === null) {
+        koa.status = 426;
+        koa.set('Upgrade', 'websocket');
+        koa.type = 'text/plain';
+        koa.body = `Upgrade required: the stream is a WebSocket served on port ${ctx.config.wsPort} (ws://<host>:${ctx.config.wsPort}/v1/stream), not on this port.\n`;
+        return;
+      }
+    }
+    if (allowed !== null) return methodNotAllowed(koa, allowed);
+    throw notFound('No endpoint has this path; check the path against /openapi.json.');
+  }
+
+  function methodNotAllowed(koa: Koa.Context, allowed: string[]): void {
+    koa.status = 405;
+    koa.set('Allow', allowed.join(', '));
+    // An empty body (Koa would turn a null body into a 204).
+    koa.body = '';
+    koa.remove('Content-Type');
+  }
+
+  async function v1(koa: Koa.Context): Promise<void> {
+    const ip = koa.ip || 'unknown';
+    const ipDecision = ipLimiter.take(ip, now());
+    if (!ipDecision.allowed) {
+      setRemaining(koa, 0);
+      throw rateLimited(ipDecision.retryAfterSeconds);
+    }
+    const isStream = koa.path === '/v1/stream' || koa.path === '/v1/stream/';
+    const match = router.match(koa.path, koa.method);
+    if (isStream || !match.route) {
+      const methods = [...new Set(match.path.flatMap((layer) => layer.methods))];
+      const streamAllowed = isStream && (koa.method === 'GET' || koa.method === 'HEAD');
+      return routingResponse(koa, streamAllowed ? null : isStream ? ['GET', 'HEAD'] : methods.length > 0 ? methods : null, ipDecision.remaining);
+    }
+
+    let check: KeyCheck;
+    try {
+      check = options.keys.check(koa.get('authorization') || undefined, now());
+    } catch (error) {
+      log.error({ err: error }, 'key check failed');
+      setRemaining(koa, ipDecision.remaining);
+      throw serviceUnavailable();
+    }
+    if (!check.ok) {
+      setRemaining(koa, ipDecision.remaining);
+      throw unauthorized(check.reason);
+    }
+    const record = check.record;
+    const keyDecision = keyLimiter.take(record.id, now());
+    setRemaining(koa, keyDecision.remaining);
+    const metered = record.metered;
+    const routeName = match.pathAndMethod.find((layer) => layer.methods.length > 0)?.name ?? '';
+    try {
+      if (!keyDecision.allowed) throw rateLimited(keyDecision.retryAfterSeconds);
+      if (metered && record.credits !== null && record.credits <= 0) throw creditsExhausted();
+      await dispatch(koa);
+    } catch (error) {
+      sendError(koa, toSpotError(error, log, koa.state.requestId as string));
+    }
+    if (metered) {
+      const ok = koa.status >= 200 && koa.status < 300;
+      const cost = ok ? (CREDIT_COST[routeName] ?? 1) : 0;
+      const remaining = options.keys.spendCredits(record.id, cost);
+      koa.set('X-Credits-Cost', String(cost));
+      if (remaining !== null) koa.set('X-Credits-Remaining', String(remaining));
+    }
+  }
+
+  app.use(async (koa) => {
+    const sent = koa.get('x-request-id');
+    const requestId = REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+    koa.state.requestId = requestId;
+    koa.set('X-Request-ID', requestId);
+    try {
+      if (koa.path === '/openapi.json') {
+        if (koa.method !== 'GET' && koa.method !== 'HEAD') return methodNotAllowed(koa, ['GET', 'HEAD']);
+        koa.type = 'application/json';
+        koa.body = openApiJson;
+        return;
+      }
+      if (koa.path === '/v1' || koa.path.startsWith('/v1/')) return await v1(koa);
+      throw notFound('No endpoint has this path; every endpoint starts with /v1 (see /openapi.json).');
+    } catch (error) {
+      sendError(koa, error instanceof SpotError ? error : toSpotError(error, log, requestId));
+    }
+  });
+
+  let server: http.Server | null = null;
+
+  return {
+    app,
+    views,
+    async start() {
+      if (ownViews) await views.start();
+      server = http.createServer(app.callback());
+      server.keepAliveTimeout = 65_000;
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(ctx.config.httpPort, ctx.config.host, () => resolve());
+      });
+      const port = (server.address() as AddressInfo).port;
+      log.info({ port, host: ctx.config.host }, 'query API listening');
+      return { port };
+    },
+    async stop() {
+      keyLimiter.stop();
+      ipLimiter.stop();
+      if (server) {
+        const s = server;
+        server = null;
+        s.closeIdleConnections?.();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+      if (ownViews) await views.stop();
+    },
+  };
+}

@@ -1,0 +1,203 @@
+// Discovery filters: the caller's filters of one column, plus the column defaults, compiled once
+// per request into one predicate over a token. Defaults and caller filters are both applied, so
+// a caller filter can only tighten a default (a holderCount min of 3 on graduated still needs 10).
+import { isEvmAddress, looksLikeAddress } from '../core/chains.ts';
+import * as dec from '../core/decimal.ts';
+import type { Column, DiscoveryFilters, Token } from '../core/schemas.ts';
+import type { Problems } from './validation.ts';
+
+const MINUTE = 60_000;
+export const STALE_AFTER_MS = 24 * 60 * MINUTE;
+export const GRADUATING_STALE_MINUTES = 60;
+export const CURVE_EXEMPT_PCT = 99.5;
+
+export type TokenPredicate = (token: Token, now: number) => boolean;
+
+interface Range<T> {
+  min: T | null;
+  max: T | null;
+}
+
+type RangeFields<T> = { [K in keyof DiscoveryFilters]: NonNullable<DiscoveryFilters[K]> extends { min?: T | null; max?: T | null } ? K : never }[keyof DiscoveryFilters];
+
+const INT_RANGES = ['ageMinutes', 'buys', 'holderCount', 'sells', 'twitterReuseCount', 'txns'] as const satisfies readonly RangeFields<number>[];
+const NUMBER_RANGES = ['bondingCurvePercent', 'devHoldingPercent', 'snipersSupplyPercent', 'top10HoldersPercent'] as const satisfies readonly RangeFields<number>[];
+const DECIMAL_RANGES = ['globalFeesPaidUsd', 'liquidityUsd', 'marketCapUsd', 'volumeUsd'] as const satisfies readonly RangeFields<string>[];
+
+/** Adds a problem for every range whose min is above its max (field e.g. `graduated.filters.marketCapUsd`). */
+export function checkRanges(column: Column, filters: DiscoveryFilters, problems: Problems): void {
+  for (const name of [...INT_RANGES, ...NUMBER_RANGES]) {
+    const range = filters[name];
+    if (range && range.min != null && range.max != null && range.min > range.max) {
+      problems.add(`${column}.filters.${name}`, `min (${range.min}) is above max (${range.max}).`);
+    }
+  }
+  for (const name of DECIMAL_RANGES) {
+    const range = filters[name];
+    if (range && range.min != null && range.max != null && dec.parse(range.min) > dec.parse(range.max)) {
+      problems.add(`${column}.filters.${name}`, `min (${range.min}) is above max (${range.max}).`);
+    }
+  }
+}
+
+const inRange = <T extends number | bigint>(value: T, range: Range<T>) =>
+  (range.min === null || value >= range.min) && (range.max === null || value <= range.max);
+
+function numberRange(range: { min?: number | null; max?: number | null } | undefined): Range<number> | null {
+  if (!range || (range.min == null && range.max == null)) return null;
+  return { min: range.min ?? null, max: range.max ?? null };
+}
+
+function decimalRange(range: { min?: string | null; max?: string | null } | undefined): Range<bigint> | null {
+  if (!range || (range.min == null && range.max == null)) return null;
+  return { min: range.min == null ? null : dec.parse(range.min), max: range.max == null ? null : dec.parse(range.max) };
+}
+
+const sameAddress = (a: string, b: string) => (isEvmAddress(a) && isEvmAddress(b) ? a.toLowerCase() === b.toLowerCase() : a === b);
+
+/** X handle from a handle, @handle or an x.com / twitter.com URL, lower-cased; null when none. */
+export function twitterHandle(value: string | null | undefined): string | null {
+  if (!value) return null;
+  let text = value.trim();
+  const url = /^(?:https?:\/\/)?(?:www\.|mobile\.)?(?:x|twitter)\.com\/(?:#!\/)?@?([^/?#\s]+)/i.exec(text);
+  if (url) text = url[1]!;
+  text = text.replace(/^@/, '').toLowerCase();
+  return text === '' ? null : text;
+}
+
+/** Host of a URL or bare domain, lower-cased without `www.`; null when none. */
+export function websiteHost(value: string | null | undefined): string | null {
+  if (!value) return null;
+  const text = value.trim();
+  try {
+    const host = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`).hostname.toLowerCase();
+    return host.replace(/^www\./, '') || null;
+  } catch {
+    return null;
+  }
+}
+
+const hasText = (value: string | null | undefined) => typeof value === 'string' && value.trim() !== '';
+
+function wordMatcher(words: string[]): (token: Token) => boolean {
+  const addresses = words.filter(looksLikeAddress);
+  const texts = words.filter((w) => !looksLikeAddress(w)).map((w) => w.toLowerCase());
+  return (token) =>
+    addresses.some((a) => sameAddress(a, token.address)) ||
+    texts.some((w) => token.symbol.toLowerCase().includes(w) || token.name.toLowerCase().includes(w));
+}
+
+const pct = (value: string) => Number(value);
+const curvePct = (token: Token) => (token.bondingCurvePct == null ? null : Number(token.bondingCurvePct));
+const atCurveExemption = (token: Token) => {
+  const curve = curvePct(token);
+  return curve !== null && curve >= CURVE_EXEMPT_PCT;
+};
+
+/** One predicate: the column defaults, then every caller filter sent (unknown names ignored; an empty list sets no condition). */
+export function compileFilters(column: Column, filters: DiscoveryFilters | null | undefined): TokenPredicate {
+  const f = filters ?? {};
+  const checks: TokenPredicate[] = [];
+
+  // Column defaults (SPEC.md, Column defaults 1-3).
+  checks.push((t, now) => t.updatedAt >= now - STALE_AFTER_MS);
+  if (column === 'graduating' || column === 'graduated') {
+    const minLiquidity = dec.fromInt(1000);
+    const minMarketCap = dec.fromInt(5000);
+    checks.push((t) => t.holders.count >= 10 && dec.parse(t.liquidity.usd) >= minLiquidity && dec.parse(t.marketCap.usd) >= minMarketCap);
+  }
+  if (column === 'graduating') {
+    checks.push((t, now) => t.updatedAt >= now - GRADUATING_STALE_MINUTES * MINUTE || atCurveExemption(t));
+  }
+
+  const intRange = (name: (typeof INT_RANGES)[number], value: (t: Token, now: number) => number) => {
+    const range = numberRange(f[name] ?? undefined);
+    if (range) checks.push((t, now) => inRange(value(t, now), range));
+  };
+  intRange('ageMinutes', (t, now) => Math.floor(Math.max(0, now - t.createdAt) / MINUTE));
+  intRange('buys', (t) => t.stats['24h'].buyCount);
+  intRange('sells', (t) => t.stats['24h'].sellCount);
+  intRange('txns', (t) => t.stats['24h'].buyCount + t.stats['24h'].sellCount);
+  intRange('holderCount', (t) => t.holders.count);
+  // twitterReuseCount: accepted, validated, not applied (SPEC.md): every token passes.
+
+  const pctRange = (name: (typeof NUMBER_RANGES)[number], value: (t: Token) => number | null) => {
+    const range = numberRange(f[name] ?? undefined);
+    if (range) checks.push((t) => {
+      const v = value(t);
+      return v !== null && inRange(v, range);
+    });
+  };
+  pctRange('bondingCurvePercent', curvePct);
+  pctRange('devHoldingPercent', (t) => pct(t.holders.devPct));
+  pctRange('snipersSupplyPercent', (t) => pct(t.holders.sniperPct));
+  pctRange('top10HoldersPercent', (t) => pct(t.holders.top10Pct));
+
+  const usdRange = (name: (typeof DECIMAL_RANGES)[number], value: (t: Token) => bigint) => {
+    const range = decimalRange(f[name] ?? undefined);
+    if (range) checks.push((t) => inRange(value(t), range));
+  };
+  // Fees traders paid to pools (dex) and launchpads (platform), all-time, in USD.
+  usdRange('globalFeesPaidUsd', (t) => dec.parse(t.totals.fees.dex.usd) + dec.parse(t.totals.fees.platform.usd));
+  usdRange('liquidityUsd', (t) => dec.parse(t.liquidity.usd));
+  usdRange('marketCapUsd', (t) => dec.parse(t.marketCap.usd));
+  usdRange('volumeUsd', (t) => dec.parse(t.stats['24h'].volume.usd));
+
+  if (f.lastActivityMinutes != null) {
+    const window = f.lastActivityMinutes * MINUTE;
+    checks.push((t, now) => t.updatedAt >= now - window);
+  }
+  if (f.maxGraduationStaleMinutes != null) {
+    const window = f.maxGraduationStaleMinutes * MINUTE;
+    checks.push((t, now) => t.updatedAt >= now - window || atCurveExemption(t));
+  }
+  if (f.anchorSymbols && f.anchorSymbols.length > 0) {
+    const wanted = new Set(f.anchorSymbols.map((s) => s.toLowerCase()));
+    checks.push((t) => t.anchorSymbol != null && wanted.has(t.anchorSymbol.toLowerCase()));
+  }
+  if (f.protocols && f.protocols.length > 0) {
+    const wanted = new Set(f.protocols.map((s) => s.toLowerCase()));
+    const mayhem = wanted.has('mayhem_mode');
+    checks.push((t) =>
+      (t.launchpad != null && wanted.has(t.launchpad.toLowerCase())) ||
+      (mayhem && (t.annotations ?? []).some((a) => a.kind === 'mayhem_mode')));
+  }
+  if (f.excludeDevAddresses && f.excludeDevAddresses.length > 0) {
+    const list = f.excludeDevAddresses;
+    checks.push((t) => !list.some((a) => sameAddress(a, t.creator)));
+  }
+  if (f.excludeFundingAddresses && f.excludeFundingAddresses.length > 0) {
+    const list = f.excludeFundingAddresses;
+    checks.push((t) => t.devFunding.funder == null || !list.some((a) => sameAddress(a, t.devFunding.funder!)));
+  }
+  if (f.symbolOrName && f.symbolOrName.length > 0) {
+    const matches = wordMatcher(f.symbolOrName);
+    checks.push((t) => matches(t));
+  }
+  if (f.excludeSymbolOrName && f.excludeSymbolOrName.length > 0) {
+    const matches = wordMatcher(f.excludeSymbolOrName);
+    checks.push((t) => !matches(t));
+  }
+  if (f.excludeTwitter && f.excludeTwitter.length > 0) {
+    const handles = new Set(f.excludeTwitter.map(twitterHandle).filter((h): h is string => h !== null));
+    checks.push((t) => {
+      const handle = twitterHandle(t.metadata.twitter);
+      return handle === null || !handles.has(handle);
+    });
+  }
+  if (f.excludeWebsites && f.excludeWebsites.length > 0) {
+    const hosts = f.excludeWebsites.map(websiteHost).filter((h): h is string => h !== null);
+    checks.push((t) => {
+      const host = websiteHost(t.metadata.website);
+      return host === null || !hosts.some((h) => host === h || host.endsWith(`.${h}`));
+    });
+  }
+  if (f.withAtLeastOneSocial === true) {
+    checks.push((t) => hasText(t.metadata.twitter) || hasText(t.metadata.website) || hasText(t.metadata.telegram) || hasText(t.metadata.discord));
+  }
+
+  return (token, now) => {
+    for (const check of checks) if (!check(token, now)) return false;
+    return true;
+  };
+}

@@ -1,0 +1,95 @@
+// Discovery boards from memory: per chain, the tokens of each column are kept in a set that is
+// updated when a token changes, so a request ranks only the members of the columns it names
+// (bounded by the 24 h staleness rule), never every token.
+import type { Chain } from '../core/chains.ts';
+import { CHAINS } from '../core/chains.ts';
+import { COLUMNS, type Column, type ColumnConfig, type SortField, type Token } from '../core/schemas.ts';
+import { compileFilters } from './discovery-filters.ts';
+import { columnOf, effectiveSort, sortValue, type SortValue } from './discovery-rules.ts';
+
+/** A token as the views hold it: the object, its JSON (serialised once per version) and its column. */
+export interface TokenEntry {
+  key: string;
+  token: Token;
+  json: string;
+  column: Column | null;
+  sortCache: Partial<Record<SortField, SortValue>>;
+}
+
+export function makeEntry(key: string, token: Token): TokenEntry {
+  return { key, token, json: JSON.stringify(token), column: columnOf(token), sortCache: {} };
+}
+
+function sortOf(entry: TokenEntry, field: SortField): SortValue {
+  if (!(field in entry.sortCache)) entry.sortCache[field] = sortValue(entry.token, field);
+  return entry.sortCache[field]!;
+}
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+export const clampLimit = (limit: number | null | undefined) => Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT));
+
+export interface DiscoveryIndex {
+  /** Places a token version in its column (moving it out of the previous one). */
+  upsert(entry: TokenEntry, previous: TokenEntry | undefined): void;
+  remove(entry: TokenEntry): void;
+  size(chain: Chain, column: Column): number;
+  /** The ranked columns as the response JSON text. */
+  rank(chains: Chain[], columns: Partial<Record<Column, ColumnConfig>>, now: number): string;
+}
+
+export function createDiscoveryIndex(): DiscoveryIndex {
+  const sets = new Map<string, Set<TokenEntry>>();
+  for (const chain of CHAINS) for (const column of COLUMNS) sets.set(`${chain}:${column}`, new Set());
+  const setOf = (chain: string, column: Column) => sets.get(`${chain}:${column}`);
+
+  function rankColumn(chains: Chain[], column: Column, config: ColumnConfig, now: number): TokenEntry[] {
+    const keep = compileFilters(column, config.filters);
+    const field = effectiveSort(column, config.sortBy);
+    const desc = (config.order ?? 'desc') === 'desc';
+    const limit = clampLimit(config.limit);
+    const candidates: TokenEntry[] = [];
+    for (const chain of chains) {
+      for (const entry of setOf(chain, column) ?? []) if (keep(entry.token, now)) candidates.push(entry);
+    }
+    // Missing values rank last in either order; equal values keep a fixed order (chain, address).
+    candidates.sort((a, b) => {
+      const va = sortOf(a, field);
+      const vb = sortOf(b, field);
+      if (va !== vb) {
+        if (va === null) return 1;
+        if (vb === null) return -1;
+        if (va < vb) return desc ? 1 : -1;
+        if (va > vb) return desc ? -1 : 1;
+      }
+      if (a.token.chain !== b.token.chain) return a.token.chain < b.token.chain ? -1 : 1;
+      return a.token.address < b.token.address ? -1 : a.token.address > b.token.address ? 1 : 0;
+    });
+    return candidates.length > limit ? candidates.slice(0, limit) : candidates;
+  }
+
+  return {
+    upsert(entry, previous) {
+      if (previous?.column) setOf(previous.token.chain, previous.column)?.delete(previous);
+      if (entry.column) setOf(entry.token.chain, entry.column)?.add(entry);
+    },
+    remove(entry) {
+      if (entry.column) setOf(entry.token.chain, entry.column)?.delete(entry);
+    },
+    size(chain, column) {
+      return setOf(chain, column)?.size ?? 0;
+    },
+    rank(chains, columns, now) {
+      const parts: string[] = [];
+      for (const column of COLUMNS) {
+        const config = columns[column];
+        if (!config) continue;
+        const ranked = rankColumn(chains, column, config, now);
+        const deltas = ranked.map((e, i) => `{"chain":${JSON.stringify(e.token.chain)},"address":${JSON.stringify(e.token.address)},"rank":${i + 1},"data":${e.json}}`);
+        parts.push(`{"column":"${column}","deltas":[${deltas.join(',')}]}`);
+      }
+      return `{"columns":[${parts.join(',')}]}`;
+    },
+  };
+}

@@ -1,0 +1,268 @@
+// In-memory views the hot reads are served from, built from the topics: token objects (from the
+// compacted spot.tokens.v1, each serialised once per version), the discovery column sets, the
+// newest trades per token and per identity feed (spot.trades.v1) and the open candle buckets
+// (the compacted spot.candles.v1). Tokens with no update for 24 h leave memory; their reads go
+// to ClickHouse, as do history pages and anything the views cannot answer exactly.
+import crypto from 'node:crypto';
+import os from 'node:os';
+import type { SpotStore } from '../clickhouse/types.ts';
+import { CHAINS, tokenKey, type Chain } from '../core/chains.ts';
+import type { Context } from '../core/context.ts';
+import type { Consumer, EventLog, LogMessage } from '../core/eventlog/types.ts';
+import { IDENTITIES, type Candle, type Denomination, type Identity, type Metric, type Timeframe, type Token } from '../core/schemas.ts';
+import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
+import { compareNewestFirst } from './cursor.ts';
+import { createDiscoveryIndex, makeEntry, type DiscoveryIndex, type TokenEntry } from './discovery.ts';
+import { STALE_AFTER_MS } from './discovery-filters.ts';
+import { tradeJson, tradeRowJson, type TradeItem } from './trade-json.ts';
+
+export interface HotViews {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Resolves once the compacted topics are read up to their end as of start. */
+  ready(): Promise<void>;
+  token(chain: Chain, address: string): TokenEntry | undefined;
+  /** The newest `count` trades of a token when memory holds at least that many, else null. */
+  tokenTrades(chain: Chain, address: string, count: number): TradeItem[] | null;
+  /** The newest `count` trades of an identity feed over `chains` when memory answers exactly, else null. */
+  identityTrades(identity: Identity, chains: readonly Chain[], count: number): TradeItem[] | null;
+  openCandle(chain: Chain, address: string, timeframe: Timeframe, metric: Metric, denomination: Denomination): Candle | undefined;
+  readonly discovery: DiscoveryIndex;
+  /** Applies one message of each topic (the consumers call these; exported for replays and tools). */
+  applyToken(token: Token): void;
+  applyTrade(message: PricedTradeMessage): void;
+  applyCandles(message: CandleUpdateMessage): void;
+}
+
+export interface HotViewsOptions {
+  log: EventLog;
+  store: SpotStore;
+  /** Trades kept per token: one more than the largest page answers hasMore from memory. */
+  tradesPerToken?: number;
+  /** Trades kept per identity feed and chain. */
+  tradesPerFeed?: number;
+  now?: () => number;
+  sweepIntervalMs?: number;
+}
+
+/** Trades ordered oldest → newest (appends are cheap); `partial` when older trades may be missing. */
+interface Ring {
+  items: TradeItem[];
+  partial: boolean;
+  ready: boolean;
+}
+
+function insertTrade(ring: Ring, item: TradeItem, capacity: number): void {
+  const items = ring.items;
+  let i = items.length;
+  // Walk back past newer trades (arrivals are nearly in order, so this is short); skip a duplicate.
+  while (i > 0) {
+    const order = compareNewestFirst(items[i - 1]!, item);
+    if (order === 0) return;
+    if (order > 0) break;
+    i--;
+  }
+  items.splice(i, 0, item);
+  if (items.length > capacity * 2) {
+    items.splice(0, items.length - capacity);
+    ring.partial = true;
+  }
+}
+
+/** Newest `count` of a ring, newest first. */
+function newest(ring: Ring, count: number): TradeItem[] {
+  const out: TradeItem[] = [];
+  for (let i = ring.items.length - 1; i >= 0 && out.length < count; i--) out.push(ring.items[i]!);
+  return out;
+}
+
+export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews {
+  const logger = ctx.logger.child({ component: 'hot-views' });
+  const now = options.now ?? Date.now;
+  const perToken = options.tradesPerToken ?? 101;
+  const perFeed = options.tradesPerFeed ?? 500;
+  const discovery = createDiscoveryIndex();
+  // Insertion order = order of last update, so the stalest entries sit at the front.
+  const tokens = new Map<string, TokenEntry>();
+  const tokenRings = new Map<string, Ring>();
+  const feedRings = new Map<string, Ring>();
+  for (const identity of IDENTITIES) for (const chain of CHAINS) feedRings.set(`${identity}:${chain}`, { items: [], partial: true, ready: false });
+  const candles = new Map<string, { message: CandleUpdateMessage; seenAt: number }>();
+  const consumers: Consumer[] = [];
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let readyPromise: Promise<void> = Promise.resolve();
+
+  function applyToken(token: Token): void {
+    if (token.updatedAt < now() - STALE_AFTER_MS) return;
+    const key = tokenKey(token.chain, token.address);
+    const previous = tokens.get(key);
+    if (previous && previous.token.updatedAt > token.updatedAt) return;
+    const entry = makeEntry(key, token);
+    tokens.delete(key);
+    tokens.set(key, entry);
+    discovery.upsert(entry, previous);
+  }
+
+  function applyTrade(message: PricedTradeMessage): void {
+    const trade = message.trade;
+    const item: TradeItem = { timestamp: trade.timestamp, id: trade.id, json: tradeJson(trade) };
+    const key = tokenKey(trade.chain, trade.token);
+    let ring = tokenRings.get(key);
+    if (ring) tokenRings.delete(key);
+    else ring = { items: [], partial: true, ready: true };
+    tokenRings.set(key, ring);
+    insertTrade(ring, item, perToken);
+    for (const identity of new Set(message.identities)) {
+      const feed = feedRings.get(`${identity}:${trade.chain}`);
+      if (feed) insertTrade(feed, item, perFeed);
+    }
+  }
+
+  function applyCandles(message: CandleUpdateMessage): void {
+    const key = tokenKey(message.chain, message.token);
+    const previous = candles.get(key);
+    if (previous && previous.message.updatedAt > message.updatedAt) return;
+    candles.delete(key);
+    candles.set(key, { message, seenAt: now() });
+  }
+
+  function sweep(): void {
+    const cutoff = now() - STALE_AFTER_MS;
+    for (const [key, entry] of tokens) {
+      if (entry.token.updatedAt >= cutoff) break;
+      tokens.delete(key);
+      discovery.remove(entry);
+    }
+    for (const [key, ring] of tokenRings) {
+      const last = ring.items[ring.items.length - 1];
+      if (last && last.timestamp >= cutoff) break;
+      tokenRings.delete(key);
+    }
+    for (const [key, { seenAt }] of candles) {
+      if (seenAt >= cutoff) break;
+      candles.delete(key);
+    }
+  }
+
+  const parse = (message: LogMessage): unknown => {
+    if (message.value === '') return null;
+    try {
+      return JSON.parse(message.value);
+    } catch (error) {
+      logger.warn({ topic: message.topic, offset: message.offset, err: error }, 'skipping a message that is not JSON');
+      return null;
+    }
+  };
+
+  const uniqueGroup = (role: string) => `spot-query-api-${role}-${os.hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+
+  /** Fills the identity feeds from ClickHouse so the first pages are answered from memory. */
+  async function seedFeeds(): Promise<void> {
+    for (const identity of IDENTITIES) {
+      for (const chain of CHAINS) {
+        const ring = feedRings.get(`${identity}:${chain}`)!;
+        try {
+          const rows = await options.store.queryIdentityTrades(identity, [chain], perFeed);
+          for (const row of rows) insertTrade(ring, { timestamp: row.timestamp, id: row.id, json: tradeRowJson(row) }, perFeed);
+          ring.partial = rows.length >= perFeed;
+          ring.ready = true;
+        } catch (error) {
+          logger.warn({ err: error, identity, chain }, 'identity feed not seeded; its pages come from ClickHouse');
+        }
+      }
+    }
+  }
+
+  return {
+    discovery,
+    applyToken,
+    applyTrade,
+    applyCandles,
+
+    async start() {
+      await options.log.ensureTopics([TOPICS.tokens, TOPICS.candles, TOPICS.trades]);
+      // Compacted topics from the beginning with a group of our own; ready once at the end as of now.
+      const ends = new Map<string, Map<number, number>>();
+      for (const topic of [TOPICS.tokens.name, TOPICS.candles.name]) ends.set(topic, await options.log.endOffsets(topic));
+      let markReady!: () => void;
+      readyPromise = new Promise<void>((resolve) => (markReady = resolve));
+      const pending = new Set<string>();
+      for (const [topic, offsets] of ends) for (const [partition, end] of offsets) if (end > 0) pending.add(`${topic}/${partition}`);
+      const caughtUp = (topic: string, partition: number, offset: number) => {
+        const end = ends.get(topic)?.get(partition);
+        if (end !== undefined && offset >= end - 1) pending.delete(`${topic}/${partition}`);
+      };
+
+      const trades = options.log.consumer({ group: uniqueGroup('trades'), topics: [TOPICS.trades.name], start: 'latest', maxBatchSize: 2000 });
+      consumers.push(trades);
+      trades.run(async (batch) => {
+        for (const message of batch.messages) {
+          const value = parse(message) as PricedTradeMessage | null;
+          if (value?.trade) applyTrade(value);
+        }
+      }).catch((error) => logger.error({ err: error }, 'trades consumer stopped'));
+
+      const compacted = options.log.consumer({ group: uniqueGroup('state'), topics: [TOPICS.tokens.name, TOPICS.candles.name], start: 'earliest', maxBatchSize: 5000 });
+      consumers.push(compacted);
+      compacted.run(async (batch) => {
+        for (const message of batch.messages) {
+          const value = parse(message);
+          if (value === null || typeof value !== 'object') continue;
+          if (batch.topic === TOPICS.tokens.name) applyToken(value as Token);
+          else applyCandles(value as CandleUpdateMessage);
+        }
+        const last = batch.messages[batch.messages.length - 1];
+        if (last) caughtUp(batch.topic, batch.partition, last.offset);
+        if (pending.size === 0) markReady();
+      }).catch((error) => logger.error({ err: error }, 'tokens/candles consumer stopped'));
+      if (pending.size === 0) markReady();
+
+      sweepTimer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
+      sweepTimer.unref();
+      await seedFeeds();
+      await readyPromise;
+      logger.info({ tokens: tokens.size }, 'hot views ready');
+    },
+
+    async stop() {
+      if (sweepTimer) clearInterval(sweepTimer);
+      await Promise.all(consumers.splice(0).map((c) => c.stop().catch((error) => logger.warn({ err: error }, 'consumer stop failed'))));
+    },
+
+    ready: () => readyPromise,
+
+    token(chain, address) {
+      const entry = tokens.get(tokenKey(chain, address));
+      if (!entry || entry.token.updatedAt < now() - STALE_AFTER_MS) return undefined;
+      return entry;
+    },
+
+    tokenTrades(chain, address, count) {
+      const ring = tokenRings.get(tokenKey(chain, address));
+      if (!ring || ring.items.length < count) return null;
+      return newest(ring, count);
+    },
+
+    identityTrades(identity, chains, count) {
+      const rings: Ring[] = [];
+      for (const chain of chains) {
+        const ring = feedRings.get(`${identity}:${chain}`);
+        if (!ring || !ring.ready) return null;
+        rings.push(ring);
+      }
+      const merged = rings.flatMap((ring) => newest(ring, count)).sort(compareNewestFirst).slice(0, count);
+      // A ring that may lack older trades must still hold everything down to the page's last trade.
+      const last = merged[merged.length - 1];
+      for (const ring of rings) {
+        if (!ring.partial) continue;
+        const oldest = ring.items[0];
+        if (merged.length < count || !last || !oldest || compareNewestFirst(oldest, last) < 0) return null;
+      }
+      return merged;
+    },
+
+    openCandle(chain, address, timeframe, metric, denomination) {
+      return candles.get(tokenKey(chain, address))?.message.open[timeframe]?.[metric]?.[denomination];
+    },
+  };
+}

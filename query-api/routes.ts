@@ -1,0 +1,204 @@
+// The /v1 endpoints. Hot reads come from the in-memory views; history, cold keys and anything
+// the views cannot answer exactly come from the store (ClickHouse).
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { SpotStore, TradeCursor } from '../clickhouse/types.ts';
+import { CHAINS, canonicalAddress, isChain, type Chain } from '../core/chains.ts';
+import { notFound, unsupportedChain } from '../core/errors.ts';
+import {
+  COLUMNS, DENOMINATIONS, DiscoveryRequest, IDENTITIES, METRICS, TIMEFRAMES,
+  type Candle, type Column, type ColumnConfig, type Identity,
+} from '../core/schemas.ts';
+import { readJsonBody } from './body.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { checkRanges } from './discovery-filters.ts';
+import type { HotViews } from './hot-views.ts';
+import { pageJson, rowItem, type TradeItem } from './trade-json.ts';
+import { Problems, checkSchema, clampedLimit, enumParam, integerParam, single, type Query } from './validation.ts';
+
+export const TOKEN_TRADES_DEFAULT_LIMIT = 50;
+export const IDENTITY_TRADES_DEFAULT_LIMIT = 20;
+export const MAX_PAGE = 100;
+export const CANDLE_CAP = 5000;
+export const DEFAULT_CANDLES = 500;
+
+/** Credits a 2xx costs on a metered key, by route name (non-2xx responses cost 0). */
+export const CREDIT_COST: Record<string, number> = {
+  token: 1,
+  ohlcv: 2,
+  tokenTrades: 1,
+  identityTrades: 1,
+  discovery: 5,
+};
+
+export interface RouteDeps {
+  store: SpotStore;
+  views: HotViews;
+  now: () => number;
+  bodyLimitBytes?: number;
+}
+
+const json = (ctx: Koa.Context, text: string) => {
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = text;
+};
+
+/** Chain slug then address: an unsupported slug is UNSUPPORTED_CHAIN, a wrong address a problem on `address`. */
+function tokenPath(params: Record<string, string>, problems: Problems): { chain: Chain; address: string } {
+  const chain = params.chain ?? '';
+  if (!isChain(chain)) throw unsupportedChain(chain);
+  const raw = params.address ?? '';
+  const address = canonicalAddress(chain, raw);
+  if (address === null) problems.add('address', `"${raw}" is not a ${chain} token address.`);
+  return { chain, address: address ?? raw };
+}
+
+
+function cursorParam(query: Query, problems: Problems): TradeCursor | undefined {
+  const raw = single(query, 'cursor', problems);
+  if (raw === undefined) return undefined;
+  try {
+    return decodeCursor(raw);
+  } catch (error) {
+    problems.add('cursor', 'The cursor is not one this service issued; pass nextCursor from the previous page unchanged.');
+    return undefined;
+  }
+}
+
+const encodeItem = (item: TradeItem) => encodeCursor({ timestamp: item.timestamp, id: item.id });
+
+export function createRoutes(deps: RouteDeps): Router {
+  const { store, views } = deps;
+  const router = new Router();
+
+  async function tokenExists(chain: Chain, address: string): Promise<boolean> {
+    return views.token(chain, address) !== undefined || (await store.getToken(chain, address)) !== null;
+  }
+  const unknownToken = () => notFound('No token with this chain and address is known; check both and retry.');
+
+  router.get('token', '/v1/tokens/:chain/:address', async (ctx) => {
+    const problems = new Problems();
+    const { chain, address } = tokenPath(ctx.params, problems);
+    problems.throwIfAny();
+    const entry = views.token(chain, address);
+    if (entry) return json(ctx, entry.json);
+    const token = await store.getToken(chain, address);
+    if (!token) throw unknownToken();
+    json(ctx, JSON.stringify(token));
+  });
+
+  router.get('ohlcv', '/v1/tokens/:chain/:address/ohlcv', async (ctx) => {
+    const problems = new Problems();
+    const { chain, address } = tokenPath(ctx.params, problems);
+    const query = ctx.query as Query;
+    const timeframe = enumParam(query, 'timeframe', TIMEFRAMES, '1m', problems);
+    const metric = enumParam(query, 'metric', METRICS, 'marketCap', problems);
+    const denomination = enumParam(query, 'denomination', DENOMINATIONS, 'usd', problems);
+    const from = integerParam(query, 'from', problems, { min: 0 });
+    const to = integerParam(query, 'to', problems, { min: 0 });
+    const countBack = integerParam(query, 'countBack', problems, { min: 1, max: CANDLE_CAP });
+    // `from` is ignored when countBack is set, so only a window that is used can be inverted.
+    if (countBack === undefined && from !== undefined && to !== undefined && from > to) {
+      problems.add('from', `"from" (${from}) is after "to" (${to}); send from <= to.`);
+    }
+    problems.throwIfAny();
+    if (!(await tokenExists(chain, address))) throw unknownToken();
+
+    const windowFrom = countBack === undefined ? from : undefined;
+    const limit = countBack ?? (from !== undefined ? CANDLE_CAP : DEFAULT_CANDLES);
+    const candles = await store.queryCandles({ chain, token: address, timeframe, metric, denomination, from: windowFrom, to, limit });
+    // The open bucket from the candles topic may be fresher than the stored one.
+    const open = views.openCandle(chain, address, timeframe, metric, denomination);
+    if (open && (windowFrom === undefined || open.time >= windowFrom) && (to === undefined || open.time < to)) mergeOpen(candles, open, limit);
+    json(ctx, JSON.stringify({ candles }));
+  });
+
+  router.get('tokenTrades', '/v1/tokens/:chain/:address/trades', async (ctx) => {
+    const problems = new Problems();
+    const { chain, address } = tokenPath(ctx.params, problems);
+    const query = ctx.query as Query;
+    const limit = clampedLimit(query, problems, TOKEN_TRADES_DEFAULT_LIMIT, 1, MAX_PAGE);
+    const cursor = cursorParam(query, problems);
+    problems.throwIfAny();
+    if (!cursor) {
+      const items = views.tokenTrades(chain, address, limit + 1);
+      if (items) return json(ctx, pageJson(items, limit, encodeItem));
+    }
+    const rows = await store.queryTokenTrades(chain, address, limit + 1, cursor);
+    if (rows.length === 0 && !(await tokenExists(chain, address))) throw unknownToken();
+    json(ctx, pageJson(rows.map(rowItem), limit, encodeItem));
+  });
+
+  router.get('identityTrades', '/v1/trades', async (ctx) => {
+    const problems = new Problems();
+    const query = ctx.query as Query;
+    const identityRaw = single(query, 'identity', problems);
+    let identity: Identity | undefined;
+    if (identityRaw === undefined) {
+      if (!problems.list.some((p) => p.field === 'identity')) problems.add('identity', `"identity" is required: one of ${IDENTITIES.join(', ')}.`);
+    } else if (!(IDENTITIES as readonly string[]).includes(identityRaw)) {
+      problems.add('identity', `"identity" must be one of ${IDENTITIES.join(', ')}, got "${identityRaw}".`);
+    } else {
+      identity = identityRaw as Identity;
+    }
+    const { chains, unsupported } = chainsParam(query, problems);
+    const limit = clampedLimit(query, problems, IDENTITY_TRADES_DEFAULT_LIMIT, 1, MAX_PAGE);
+    const cursor = cursorParam(query, problems);
+    problems.throwIfAny();
+    if (unsupported !== undefined) throw unsupportedChain(unsupported);
+    if (!cursor) {
+      const items = views.identityTrades(identity!, chains, limit + 1);
+      if (items) return json(ctx, pageJson(items, limit, encodeItem));
+    }
+    const rows = await store.queryIdentityTrades(identity!, chains, limit + 1, cursor);
+    json(ctx, pageJson(rows.map(rowItem), limit, encodeItem));
+  });
+
+  router.post('discovery', '/v1/discovery', async (ctx) => {
+    const body = await readJsonBody(ctx, deps.bodyLimitBytes);
+    const problems = new Problems();
+    const valid = checkSchema(DiscoveryRequest, body, problems);
+    const request = body as DiscoveryRequest;
+    const columns: Partial<Record<Column, ColumnConfig>> = {};
+    if (valid) {
+      for (const column of COLUMNS) {
+        const config = request[column];
+        if (config === undefined || config === null) continue;
+        columns[column] = config;
+        if (config.filters) checkRanges(column, config.filters, problems);
+      }
+      if (Object.keys(columns).length === 0) problems.add('body', 'No column is requested; send at least one of newPairs, graduating, graduated (use {} for its defaults).');
+    }
+    problems.throwIfAny();
+    const chains = [...new Set(request.chains)];
+    for (const chain of chains) if (!isChain(chain)) throw unsupportedChain(chain);
+    json(ctx, views.discovery.rank(chains as Chain[], columns, deps.now()));
+  });
+
+  return router;
+}
+
+
+/** `chains` of /v1/trades: absent = every chain; empty entries are skipped; a list naming nothing is refused. */
+function chainsParam(query: Query, problems: Problems): { chains: Chain[]; unsupported?: string } {
+  if (query.chains === undefined) return { chains: [...CHAINS] };
+  const raw = single(query, 'chains', problems) ?? '';
+  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (names.length === 0) {
+    problems.add('chains', '"chains" names no chain; omit it for every chain or list slugs separated by commas.');
+    return { chains: [] };
+  }
+  const unsupported = names.find((name) => !isChain(name));
+  return { chains: [...new Set(names)] as Chain[], ...(unsupported !== undefined ? { unsupported } : {}) };
+}
+
+/** Replaces the bucket with the same time or appends a newer one, keeping the newest `limit`. */
+function mergeOpen(candles: Candle[], open: Candle, limit: number): void {
+  const last = candles[candles.length - 1];
+  if (last && last.time === open.time) candles[candles.length - 1] = open;
+  else if (!last || open.time > last.time) {
+    candles.push(open);
+    if (candles.length > limit) candles.shift();
+  }
+}

@@ -1,0 +1,67 @@
+// The REST trade object, from a topic message or a ClickHouse row, serialised once. REST trades
+// carry `flags` (the trader's labels) and leave `platforms` out, whichever source answers.
+import type { TradeRow } from '../clickhouse/types.ts';
+import type { Trade } from '../core/schemas.ts';
+
+/** A trade ready to page: its (timestamp, id) position and its JSON text. */
+export interface TradeItem {
+  timestamp: number;
+  id: string;
+  json: string;
+}
+
+export function tradeJson(trade: Trade): string {
+  const out: Trade = {
+    id: trade.id,
+    chain: trade.chain,
+    token: trade.token,
+    name: trade.name,
+    symbol: trade.symbol,
+    trader: trade.trader,
+    transactionHash: trade.transactionHash,
+    side: trade.side,
+    amount: trade.amount,
+    price: { native: trade.price.native, usd: trade.price.usd },
+    volume: { native: trade.volume.native, usd: trade.volume.usd },
+    marketCap: { native: trade.marketCap.native, usd: trade.marketCap.usd },
+    timestamp: trade.timestamp,
+    flags: trade.flags ?? [],
+  };
+  return JSON.stringify(out);
+}
+
+export function tradeFromRow(row: TradeRow): Trade {
+  return {
+    id: row.id,
+    chain: row.chain,
+    token: row.token,
+    name: row.name,
+    symbol: row.symbol,
+    trader: row.trader,
+    transactionHash: row.transactionHash,
+    side: row.side,
+    amount: row.amount,
+    price: { native: row.priceNative, usd: row.priceUsd },
+    volume: { native: row.volumeNative, usd: row.volumeUsd },
+    marketCap: { native: row.marketCapNative, usd: row.marketCapUsd },
+    timestamp: row.timestamp,
+    flags: row.flags,
+  };
+}
+
+export function tradeRowJson(row: TradeRow): string {
+  return tradeJson(tradeFromRow(row));
+}
+
+export function rowItem(row: TradeRow): TradeItem {
+  return { timestamp: row.timestamp, id: row.id, json: tradeRowJson(row) };
+}
+
+/** `{trades, hasMore, nextCursor}` from up to limit+1 newest-first items. */
+export function pageJson(items: TradeItem[], limit: number, encode: (item: TradeItem) => string): string {
+  const hasMore = items.length > limit;
+  const page = hasMore ? items.slice(0, limit) : items;
+  const last = page[page.length - 1];
+  const nextCursor = hasMore && last ? JSON.stringify(encode(last)) : 'null';
+  return `{"trades":[${page.map((t) => t.json).join(',')}],"hasMore":${hasMore},"nextCursor":${nextCursor}}`;
+}

@@ -1,0 +1,149 @@
+// Request checks shared by the routes: path chain and address, query parameters, and the
+// mapping of TypeBox errors to the spec's {field, message} details (one per problem).
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { canonicalAddress, isChain, type Chain } from '../core/chains.ts';
+import { unsupportedChain, validationError } from '../core/errors.ts';
+import type { ValidationDetail } from '../core/schemas.ts';
+
+export type Query = Record<string, string | string[] | undefined>;
+
+/** Collects problems so one response lists every one of them. */
+export class Problems {
+  readonly list: ValidationDetail[] = [];
+  add(field: string, message: string): void {
+    if (!this.list.some((p) => p.field === field)) this.list.push({ field, message });
+  }
+  throwIfAny(): void {
+    if (this.list.length > 0) throw validationError(this.list);
+  }
+}
+
+/** Chain slug then address of the path: UNSUPPORTED_CHAIN first, then the address format. */
+export function parseTokenPath(params: Record<string, string>): { chain: Chain; address: string } {
+  const chain = params.chain ?? '';
+  if (!isChain(chain)) throw unsupportedChain(chain);
+  const address = canonicalAddress(chain, params.address ?? '');
+  if (address === null) {
+    throw validationError([{ field: 'address', message: `"${params.address}" is not a ${chain} token address.` }]);
+  }
+  return { chain, address };
+}
+
+/** One value of a query parameter; a parameter sent twice is a problem. */
+export function single(query: Query, name: string, problems: Problems): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) {
+    problems.add(name, `"${name}" was sent ${value.length} times; send it once.`);
+    return undefined;
+  }
+  return value;
+}
+
+const INTEGER = /^-?\d{1,16}$/;
+
+/** Integer query parameter (decimal digits, optional minus); undefined when absent. */
+export function integerParam(query: Query, name: string, problems: Problems, bounds: { min?: number; max?: number } = {}): number | undefined {
+  const raw = single(query, name, problems);
+  if (raw === undefined) return undefined;
+  if (!INTEGER.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    problems.add(name, `"${name}" must be an integer, got "${raw}".`);
+    return undefined;
+  }
+  const value = Number(raw);
+  if ((bounds.min !== undefined && value < bounds.min) || (bounds.max !== undefined && value > bounds.max)) {
+    const range = bounds.max === undefined ? `at least ${bounds.min}` : bounds.min === undefined ? `at most ${bounds.max}` : `between ${bounds.min} and ${bounds.max}`;
+    problems.add(name, `"${name}" must be ${range}, got ${value}.`);
+    return undefined;
+  }
+  return value;
+}
+
+/** Enum query parameter with a default. */
+export function enumParam<T extends string>(query: Query, name: string, allowed: readonly T[], fallback: T, problems: Problems): T {
+  const raw = single(query, name, problems);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    problems.add(name, `"${name}" must be one of ${allowed.join(', ')}, got "${raw}".`);
+    return fallback;
+  }
+  return raw as T;
+}
+
+/** Integer clamped into [min, max] (the spec's "lowered to 100" limits); default when absent. */
+export function clampedLimit(query: Query, problems: Problems, fallback: number, min = 1, max = 100): number {
+  const value = integerParam(query, 'limit', problems);
+  if (value === undefined) return fallback;
+  return Math.min(max, Math.max(min, value));
+}
+
+/** JSON-pointer path of a TypeBox error → the field as sent: `newPairs.filters.holderCount.min`, `chains[1]`. */
+export function fieldOfPointer(pointer: string, root = 'body'): string {
+  if (pointer === '' || pointer === '/') return root;
+  let field = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    field += /^\d+$/.test(part) ? `[${part}]` : field === '' ? part : `.${part}`;
+  }
+  return field || root;
+}
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+interface SchemaError {
+  path: string;
+  message: string;
+  schema: TSchema;
+  errors: Iterable<SchemaError>[];
+}
+
+const isNullSchema = (schema: TSchema) => (schema as { [Kind]?: string })[Kind] === 'Null';
+
+function literalsOf(errors: SchemaError[]): string[] {
+  const out: string[] = [];
+  for (const e of errors) {
+    const value = (e.schema as { const?: unknown }).const;
+    if (typeof value === 'string') out.push(value);
+    for (const it of e.errors) out.push(...literalsOf([...it]));
+  }
+  return out;
+}
+
+/**
+ * Flattens TypeBox errors to the offending leaves. For a union (nullable fields, enums) the
+ * null branch is set aside when the value is not null; a single remaining branch is followed,
+ * otherwise the union itself is the problem (named by its allowed literals when it has them).
+ */
+function leaves(error: SchemaError, out: { path: string; message: string }[]): void {
+  if (error.errors.length === 0) {
+    out.push({ path: error.path, message: error.message.startsWith('Unexpected property') ? 'This field is not part of the request; remove it' : error.message });
+    return;
+  }
+  const branches = error.errors.map((it) => [...it]).filter((b) => !(b.length === 1 && isNullSchema(b[0]!.schema)));
+  if (branches.length === 1) {
+    for (const e of branches[0]!) leaves(e, out);
+    return;
+  }
+  const literals = literalsOf(branches.flat());
+  out.push({ path: error.path, message: literals.length > 0 ? `Expected one of ${literals.join(', ')}` : 'Expected a value of another type' });
+}
+
+/** Checks `value` against a schema; adds one problem per offending field. */
+export function checkSchema(schema: TSchema, value: unknown, problems: Problems, root = 'body'): boolean {
+  let check = compiled.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    compiled.set(schema, check);
+  }
+  if (check.Check(value)) return true;
+  const found: { path: string; message: string }[] = [];
+  for (const error of check.Errors(value)) leaves(error as unknown as SchemaError, found);
+  const seen: string[] = [];
+  for (const { path, message } of found) {
+    // An error under a field already reported is the same problem seen deeper.
+    if (seen.some((p) => path === p || path.startsWith(`${p}/`))) continue;
+    seen.push(path);
+    problems.add(fieldOfPointer(path, root), `${message}.`);
+  }
+  return false;
+}

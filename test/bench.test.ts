@@ -1,0 +1,75 @@
+// Smoke test of the bench harness: every scenario runs with tiny parameters in its own child
+// process and the report has its expected shape. No timing assertion: figures belong to bench/.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import { benchCommand, SCENARIOS } from '../bench/run.ts';
+import type { BenchReport } from '../bench/report.ts';
+import { kcatAvailable } from './helpers/kafka-mock.ts';
+
+describe('bench harness (spot bench --quick)', function () {
+  this.timeout(180_000);
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-bench-test-'));
+  after(() => fs.rmSync(out, { recursive: true, force: true }));
+
+  let code: number;
+  let report: BenchReport;
+
+  before(async () => {
+    const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent', SPOT_DATA_DIR: out }), createLogger('silent'));
+    const write = process.stdout.write.bind(process.stdout);
+    // The command prints the markdown table; keep the test output readable.
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    try {
+      code = await benchCommand(ctx, ['--quick', '--out', out]);
+    } finally {
+      process.stdout.write = write;
+    }
+    report = JSON.parse(fs.readFileSync(path.join(out, 'latest.json'), 'utf8')) as BenchReport;
+  });
+
+  it('runs every scenario (the Kafka one only where kcat exists)', () => {
+    assert.deepEqual(report.failures.filter((f) => !f.error.startsWith('skipped:')), []);
+    assert.equal(code, 0);
+    const ran = report.scenarios.map((s) => s.scenario).sort();
+    const expected = Object.keys(SCENARIOS).filter((name) => name !== 'pipeline-kafka' || kcatAvailable()).sort();
+    assert.deepEqual(ran, expected);
+  });
+
+  it('records the machine, the commit and the inputs', () => {
+    assert.equal(report.machine.cpus, os.cpus().length);
+    assert.equal(report.machine.node, process.version);
+    assert.ok(report.machine.memoryBytes > 0);
+    assert.ok(report.command.startsWith('spot bench'));
+    assert.ok(report.git.commit === null || /^[0-9a-f]{40}$/.test(report.git.commit));
+    assert.ok((report.input.swaps as number) > 0, 'the simulator produced swaps');
+  });
+
+  it('gives every scenario parameters, finite figures and checked targets', () => {
+    for (const s of report.scenarios) {
+      assert.ok(Object.keys(s.params).length > 0, `${s.scenario} params`);
+      assert.ok(s.measurements.length > 0, `${s.scenario} measurements`);
+      for (const m of s.measurements) assert.ok(Number.isFinite(m.value), `${s.scenario}: ${m.subject} = ${m.value}`);
+      for (const t of s.targets) assert.equal(t.pass, t.op === '>=' ? t.actual >= t.target : t.actual <= t.target);
+    }
+    const byName = new Map(report.scenarios.map((s) => [s.scenario, s]));
+    assert.ok(Number.isFinite(byName.get('pipeline')!.ratios.pipeline_embedded_vs_raw_chdb_insert));
+    assert.ok(Number.isFinite(byName.get('fanout')!.ratios.spot_vs_raw_uws_publish));
+    assert.ok(Number.isFinite(byName.get('rest')!.ratios.token_details_vs_koa_hello));
+    assert.equal(report.targets.length, report.scenarios.reduce((n, s) => n + s.targets.length, 0));
+    const rest = byName.get('rest')!;
+    assert.equal(rest.measurements.length, 6, 'Koa baseline and five endpoints');
+    for (const m of rest.measurements) assert.equal(m.extra?.non2xx, 0, `${m.subject} answered 2xx`);
+  });
+
+  it('writes the markdown table', () => {
+    const md = fs.readFileSync(path.join(out, 'latest.md'), 'utf8');
+    assert.match(md, /\| Scenario \| Subject \| Result \| Details \|/);
+    assert.match(md, /\| Target \| Actual \| Pass \|/);
+    for (const s of report.scenarios) assert.ok(md.includes(`| ${s.scenario} |`), s.scenario);
+  });
+});

@@ -1,0 +1,438 @@
+// One conformance suite for the EventLog contract, run against the embedded SQLite log and
+// against Kafka (librdkafka's mock cluster through kcat).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createContext, type Context } from '../core/context.ts';
+import { loadConfig } from '../core/config.ts';
+import { createLogger } from '../core/logger.ts';
+import kafkajs from 'kafkajs';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import { openStore } from '../core/eventlog/embedded-store.ts';
+import { createKafkaLog } from '../core/eventlog/kafka.ts';
+import { partitionFor } from '../core/eventlog/partitioner.ts';
+import { decodeValue, produceValues } from '../core/eventlog/typed.ts';
+import { TOPICS } from '../core/topics.ts';
+import type { Consumer, EventLog, LogMessage, ProduceMessage } from '../core/eventlog/types.ts';
+import { requireKcat, startKafkaMock, type KafkaMock } from './helpers/kafka-mock.ts';
+
+const CHILD = fileURLToPath(new URL('./fixtures/eventlog-producer-child.ts', import.meta.url));
+
+interface Backend {
+  /** A new log instance over the same storage (a "restart"). */
+  open(): Promise<EventLog>;
+  /** argv for the producer child after the fixture path. */
+  childArgs(topic: string): string[];
+  teardown(): Promise<void>;
+}
+
+let unique = 0;
+const name = (what: string) => `${what}-${process.pid}-${++unique}`;
+
+function messages(count: number, keyCount: number, from = 0, timestamp = (i: number) => 1_700_000_000_000 + i): ProduceMessage[] {
+  return Array.from({ length: count }, (_, j) => {
+    const i = from + j;
+    return { key: `solana:key${i % keyCount}`, value: JSON.stringify({ seq: i }), timestamp: timestamp(i) };
+  });
+}
+const seqOf = (message: LogMessage) => (JSON.parse(message.value) as { seq: number }).seq;
+
+/** Runs `consumer` until it delivered `count` messages, then stops it and returns them. */
+async function consume(consumer: Consumer, count: number): Promise<LogMessage[]> {
+  const received: LogMessage[] = [];
+  let done!: () => void;
+  const enough = new Promise<void>((resolve) => (done = resolve));
+  const running = consumer.run(async (batch) => {
+    assert.ok(batch.messages.length > 0, 'no empty batches');
+    for (const message of batch.messages) {
+      assert.equal(message.topic, batch.topic);
+      assert.equal(message.partition, batch.partition);
+    }
+    received.push(...batch.messages);
+    if (received.length >= count) done();
+  });
+  await Promise.race([enough, running]);
+  await consumer.stop();
+  await running;
+  return received;
+}
+
+function conformance(label: string, setup: () => Promise<Backend | null>): void {
+  describe(`event log conformance: ${label}`, function () {
+    let backend: Backend;
+    let log: EventLog;
+
+    before(async function () {
+      const ready = await setup();
+      if (!ready) this.skip();
+      backend = ready;
+      log = await backend.open();
+    });
+    after(async () => {
+      await log?.close();
+      await backend?.teardown();
+    });
+
+    it('round-trips produced messages to a consumer group, offsets contiguous per partition', async () => {
+      const topic = name('roundtrip');
+      await log.ensureTopics([{ name: topic, partitions: 4, compacted: false }]);
+      const sent = messages(60, 12);
+      await log.produce(topic, sent.slice(0, 25));
+      await log.produce(topic, sent.slice(25));
+      const got = await consume(log.consumer({ group: name('g'), topics: [topic] }), 60);
+      assert.equal(got.length, 60);
+      assert.deepEqual(
+        got.map((m) => `${m.key}|${m.value}|${m.timestamp}`).sort(),
+        sent.map((m) => `${m.key}|${m.value}|${m.timestamp}`).sort(),
+      );
+      const byPartition = new Map<number, number[]>();
+      for (const m of got) byPartition.set(m.partition, [...(byPartition.get(m.partition) ?? []), m.offset]);
+      assert.ok(byPartition.size > 1, 'keys spread over partitions');
+      for (const offsets of byPartition.values()) assert.deepEqual(offsets, offsets.map((_, i) => i));
+    });
+
+    it('keeps order per key; a key always lands in its murmur2 partition', async () => {
+      const topic = name('order');
+      const sent = messages(300, 20);
+      for (let i = 0; i < sent.length; i += 37) await log.produce(topic, sent.slice(i, i + 37));
+      const ends = await log.endOffsets(topic);
+      const got = await consume(log.consumer({ group: name('g'), topics: [topic], maxBatchSize: 16 }), 300);
+      const lastSeq = new Map<string, number>();
+      for (const m of got) {
+        assert.ok((lastSeq.get(m.key) ?? -1) < seqOf(m), `order of ${m.key}`);
+        lastSeq.set(m.key, seqOf(m));
+        assert.equal(m.partition, partitionFor(m.key, ends.size), `partition of ${m.key}`);
+      }
+      assert.equal(lastSeq.size, 20);
+    });
+
+    it('resumes a group from its committed offsets after a restart', async () => {
+      const topic = name('restart');
+      const group = name('g');
+      await log.produce(topic, messages(40, 8));
+      const first = await consume(log.consumer({ group, topics: [topic] }), 40);
+      assert.equal(first.length, 40);
+      const committed = await log.consumer({ group, topics: [topic] }).committed(topic);
+      const ends = await log.endOffsets(topic);
+      for (const [partition, end] of ends) assert.equal(committed.get(partition), end > 0 ? end : -1);
+
+      await log.close();
+      log = await backend.open();
+      await log.produce(topic, messages(15, 8, 1000));
+      const second = await consume(log.consumer({ group, topics: [topic] }), 15);
+      assert.deepEqual(second.map(seqOf).sort((a, b) => a - b), Array.from({ length: 15 }, (_, i) => 1000 + i));
+    });
+
+    it('stops without committing when eachBatch throws, and run() rejects with the error', async () => {
+      const topic = name('throw');
+      const group = name('g');
+      await log.produce(topic, messages(20, 4));
+      const consumer = log.consumer({ group, topics: [topic] });
+      let calls = 0;
+      await assert.rejects(consumer.run(async () => {
+        calls++;
+        throw new Error('sink down');
+      }), /sink down/);
+      assert.equal(calls, 1);
+      await consumer.stop();
+      const committed = await consumer.committed(topic);
+      for (const offset of committed.values()) assert.equal(offset, -1);
+    });
+
+    it('lets a second group read the same topic independently', async () => {
+      const topic = name('groups');
+      const [a, b] = [name('ga'), name('gb')];
+      await log.produce(topic, messages(30, 6));
+      const fromA = await consume(log.consumer({ group: a, topics: [topic] }), 30);
+      const committedA = await log.consumer({ group: a, topics: [topic] }).committed(topic);
+      const fromB = await consume(log.consumer({ group: b, topics: [topic] }), 30);
+      assert.deepEqual(fromB.map(seqOf).sort((x, y) => x - y), fromA.map(seqOf).sort((x, y) => x - y));
+      assert.deepEqual(await log.consumer({ group: a, topics: [topic] }).committed(topic), committedA);
+    });
+
+    it('shares partitions between members of one group, with onAssign/onRevoke around the hand-over', async () => {
+      const topic = name('members');
+      const group = name('g');
+      await log.produce(topic, messages(40, 10));
+      const partitions = (await log.endOffsets(topic)).size;
+      const events: string[] = [];
+      const owned = { a: new Set<number>(), b: new Set<number>() };
+      const received: Array<{ member: 'a' | 'b'; message: LogMessage }> = [];
+      const waiters: Array<() => void> = [];
+      const changed = () => waiters.splice(0).forEach((wake) => wake());
+      const until = async (condition: () => boolean) => {
+        while (!condition()) await new Promise<void>((resolve) => waiters.push(resolve));
+      };
+      const member = (id: 'a' | 'b') => {
+        const consumer = log.consumer({
+          group, topics: [topic],
+          onAssign: (tps) => {
+            for (const tp of tps) owned[id].add(tp.partition);
+            events.push(`${id}+${tps.map((tp) => tp.partition).sort().join(',')}`);
+            changed();
+          },
+          onRevoke: (tps) => {
+            for (const tp of tps) {
+              assert.ok(owned[id].delete(tp.partition), `${id} revoked ${tp.partition} it did not own`);
+            }
+            events.push(`${id}-${tps.map((tp) => tp.partition).sort().join(',')}`);
+            changed();
+          },
+        });
+        const running = consumer.run(async (batch) => {
+          assert.ok(owned[id].has(batch.partition), `${id} got a batch of ${batch.partition} before onAssign`);
+          for (const message of batch.messages) received.push({ member: id, message });
+          changed();
+        });
+        return { consumer, running };
+      };
+
+      const a = member('a');
+      await until(() => received.length >= 40);
+      assert.equal(owned.a.size, partitions);
+      const b = member('b');
+      await until(() => owned.b.size > 0 && owned.a.size + owned.b.size === partitions);
+      for (const p of owned.b) assert.ok(!owned.a.has(p), `partition ${p} owned twice`);
+
+      await log.produce(topic, messages(40, 10, 100));
+      await until(() => received.length >= 80);
+      const second = received.slice(40);
+      assert.deepEqual(second.map((r) => seqOf(r.message)).sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => 100 + i));
+      for (const { member: id, message } of second) assert.ok(owned[id].has(message.partition));
+      assert.ok(second.some((r) => r.member === 'b'), 'the second member took part');
+
+      await b.consumer.stop();
+      await b.running;
+      await a.consumer.stop();
+      await a.running;
+      assert.equal(owned.a.size + owned.b.size, 0, 'everything revoked on stop');
+      assert.ok(events[0]?.startsWith('a+'), events.join(' '));
+    });
+
+    it('keeps the latest value of every key of a compacted topic (readToEnd)', async () => {
+      const topic = name('compacted');
+      await log.ensureTopics([{ name: topic, partitions: 4, compacted: true }]);
+      for (let version = 1; version <= 4; version++) {
+        await log.produce(topic, Array.from({ length: 10 }, (_, k) => ({ key: `base:token${k}`, value: `v${version}` })));
+      }
+      await log.produce(topic, [{ key: 'base:token3', value: 'v5' }, { key: 'base:token3', value: 'v6' }]);
+      const latest = new Map<string, string>();
+      let read = 0;
+      await log.readToEnd(topic, (m) => {
+        latest.set(m.key, m.value);
+        read++;
+      });
+      assert.equal(latest.size, 10);
+      for (const [key, value] of latest) assert.equal(value, key === 'base:token3' ? 'v6' : 'v4');
+      if (log.kind === 'embedded') assert.equal(read, 10, 'the embedded log compacts on write');
+    });
+
+    it('seeks by offset, before and during run', async () => {
+      const topic = name('seek');
+      await log.produce(topic, messages(80, 10));
+      const ends = await log.endOffsets(topic);
+      const [partition, end] = [...ends].sort((x, y) => y[1] - x[1])[0]!;
+      assert.ok(end > 6);
+      const consumer = log.consumer({ group: name('g'), topics: [topic] });
+      await consumer.seek(topic, partition, 5);
+      const received: LogMessage[] = [];
+      let rewound = false;
+      let done!: () => void;
+      const finished = new Promise<void>((resolve) => (done = resolve));
+      const running = consumer.run(async (batch) => {
+        received.push(...batch.messages);
+        if (!rewound && received.length >= 80 - 5) {
+          rewound = true;
+          await consumer.seek(topic, partition, end - 2);
+        }
+        if (received.length >= 80 - 5 + 2) done();
+      });
+      await Promise.race([finished, running]);
+      await consumer.stop();
+      await running;
+      const ofPartition = received.filter((m) => m.partition === partition).map((m) => m.offset);
+      const expected = [...Array.from({ length: end - 5 }, (_, i) => 5 + i), end - 2, end - 1];
+      assert.deepEqual(ofPartition, expected);
+      assert.equal(received.length, 80 - 5 + 2);
+    });
+
+    it('seeks by time to the first message at or after a timestamp', async () => {
+      const topic = name('time');
+      const base = 1_750_000_000_000;
+      await log.produce(topic, messages(40, 7, 0, (i) => base + i * 1000).slice(0, 25));
+      await log.produce(topic, messages(15, 7, 25, (i) => base + i * 1000));
+      const consumer = log.consumer({ group: name('g'), topics: [topic] });
+      await consumer.seekToTime(topic, base + 22_500);
+      const got = await consume(consumer, 40 - 23);
+      assert.deepEqual(got.map(seqOf).sort((a, b) => a - b), Array.from({ length: 17 }, (_, i) => 23 + i));
+    });
+
+    it('reports end offsets per partition', async () => {
+      const topic = name('ends');
+      const sent = messages(57, 9);
+      await log.produce(topic, sent);
+      const ends = await log.endOffsets(topic);
+      const expected = new Map<number, number>();
+      for (let p = 0; p < ends.size; p++) expected.set(p, 0);
+      for (const m of sent) {
+        const p = partitionFor(m.key, ends.size);
+        expected.set(p, expected.get(p)! + 1);
+      }
+      assert.deepEqual(new Map([...ends].sort((a, b) => a[0] - b[0])), expected);
+    });
+
+    it('loses no acknowledged message when the producing process is SIGKILLed', async function () {
+      const topic = name('kill');
+      // Create the topic first so the child and the reader agree on it from the start.
+      await log.produce(topic, [{ key: 'key-0', value: JSON.stringify({ seq: -1 }) }]);
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...backend.childArgs(topic)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const acked: number[] = [];
+      let partial = '';
+      const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+      await new Promise<void>((resolve, reject) => {
+        child.once('exit', () => reject(new Error(`child exited early: ${stderr}`)));
+        child.stdout.on('data', (chunk: Buffer) => {
+          const lines = (partial + chunk.toString('utf8')).split('\n');
+          partial = lines.pop()!;
+          for (const line of lines) acked.push(Number(line));
+          if (acked.length >= 600) {
+            child.kill('SIGKILL');
+            resolve();
+          }
+        });
+      });
+      assert.equal(await exited, 'SIGKILL');
+      assert.ok(acked.length >= 600);
+
+      const reader = await backend.open();
+      const stored = new Set<number>();
+      try {
+        await reader.readToEnd(topic, (m) => stored.add(seqOf(m)));
+      } finally {
+        await reader.close();
+      }
+      const missing = acked.filter((n) => !stored.has(n));
+      assert.deepEqual(missing, [], `acknowledged but lost: ${missing.slice(0, 10).join(', ')}`);
+    });
+  });
+}
+
+function testContext(): Context {
+  return createContext(loadConfig({}), createLogger('fatal'));
+}
+
+conformance('embedded (SQLite)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-eventlog-'));
+  const file = path.join(dir, 'log', 'events.sqlite');
+  return {
+    open: async () => createEmbeddedLog(testContext(), { path: file }),
+    childArgs: (topic) => ['embedded', file, topic],
+    teardown: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+// A short session: the mock holds a rejoin after a member left for (session timeout - 1 s).
+conformance('kafka (librdkafka mock cluster)', async () => {
+  if (!requireKcat('the Kafka event log conformance suite')) return null;
+  const mock: KafkaMock = await startKafkaMock();
+  return {
+    open: async () => createKafkaLog(testContext(), { brokers: mock.brokers, clientId: 'eventlog-test', sessionTimeoutMs: 4000 }),
+    childArgs: (topic) => ['kafka', mock.brokers.join(','), topic],
+    teardown: () => mock.stop(),
+  };
+});
+
+// The typed layer does not depend on the transport: checked once, over the embedded log.
+describe('event log typed values', () => {
+  let dir: string;
+  let log: EventLog;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-eventlog-typed-'));
+    log = createEmbeddedLog(testContext(), { path: path.join(dir, 'events.sqlite') });
+  });
+  after(async () => {
+    await log.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('validates typed values at the log boundary', async () => {
+    const topic = TOPICS.candles;
+    const bad = { chain: 'solana', token: 'x', updatedAt: 1, open: 5 } as never;
+    await assert.rejects(produceValues(log, topic, [{ key: 'solana:x', value: bad, timestamp: 1 }]), /spot\.candles\.v1/);
+    const value = { chain: 'solana' as const, token: 'So1', updatedAt: 7, open: {} };
+    await produceValues(log, topic, [{ key: 'solana:So1', value, timestamp: 7 }]);
+    const read: unknown[] = [];
+    await log.readToEnd(topic.name, (m) => read.push(decodeValue(topic, m)));
+    assert.deepEqual(read.at(-1), value);
+  });
+});
+
+describe('event log internals', () => {
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-eventlog-internals-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('partitions keys exactly as kafkajs does (murmur2), ASCII and not', () => {
+    const kafkaPartitioner = kafkajs.Partitioners.DefaultPartitioner();
+    const keys = ['', 'a', 'ab', 'abc', 'abcd', 'solana:So11111111111111111111111111111111111111112', 'base:0x4200000000000000000000000000000000000006', 'clé-ü-漢字-🙂'];
+    for (let i = 0; i < 300; i++) keys.push(`bsc:0x${(i * 2654435761).toString(16)}${'z'.repeat(i % 7)}`);
+    for (const partitions of [1, 3, 4, 16]) {
+      const partitionMetadata = Array.from({ length: partitions }, (_, p) => ({ partitionId: p, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+      for (const key of keys) {
+        assert.equal(partitionFor(key, partitions), kafkaPartitioner({ topic: 't', partitionMetadata, message: { key, value: null } }), key);
+      }
+    }
+  });
+
+  it('applies retention by append time and leaves offsets and compacted topics alone', async () => {
+    const file = path.join(dir, 'retention.sqlite');
+    const log = createEmbeddedLog(testContext(), { path: file, retentionIntervalMs: 0 });
+    await log.ensureTopics([
+      { name: 'kept-short', partitions: 2, compacted: false, retentionMs: 60_000 },
+      { name: 'state', partitions: 2, compacted: true },
+    ]);
+    // Event times from 2001: a replay of old events must survive until its retention passes.
+    await log.produce('kept-short', messages(30, 5, 0, (i) => 1_000_000_000_000 + i));
+    await log.produce('state', messages(30, 5, 0, (i) => 1_000_000_000_000 + i));
+    await log.close();
+
+    const store = openStore({ path: file });
+    try {
+      const short = store.lookup('kept-short')!;
+      const state = store.lookup('state')!;
+      assert.equal(store.applyRetention(short, Date.now()), 0);
+      assert.ok(store.applyRetention(short, Date.now() + 61_000) > 0);
+      assert.equal(store.applyRetention(state, Date.now() + 61_000), 0);
+      assert.deepEqual([0, 1].map((p) => store.fetch(short, p, 0, 100).length), [0, 0]);
+      assert.equal([...store.endOffsets(short).values()].reduce((a, b) => a + b, 0), 30);
+      assert.equal([0, 1].map((p) => store.fetch(state, p, 0, 100).length).reduce((a, b) => a + b, 0), 5);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('reads a log another instance writes through a read-only instance', async () => {
+    const file = path.join(dir, 'shared.sqlite');
+    const writer = createEmbeddedLog(testContext(), { path: file });
+    await writer.ensureTopics([{ name: 'shared', partitions: 1, compacted: false }]);
+    await writer.produce('shared', messages(2500, 3));
+    const reader = createEmbeddedLog(testContext(), { path: file, readonly: true });
+    try {
+      assert.deepEqual(await reader.endOffsets('shared'), new Map([[0, 2500]]));
+      await assert.rejects(reader.produce('shared', messages(1, 1)));
+      const seen: number[] = [];
+      await reader.readToEnd('shared', (m) => seen.push(m.offset));
+      assert.deepEqual(seen, Array.from({ length: 2500 }, (_, i) => i));
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+});
