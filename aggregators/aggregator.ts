@@ -8,10 +8,11 @@ import type { Context } from '../core/context.ts';
 import type { Batch, Consumer, EventLog, ProduceMessage } from '../core/eventlog/types.ts';
 import type { Token } from '../core/schemas.ts';
 import { ALL_TOPICS, TOPICS, assertTopicValue, isTopicValue, type RawSwap, type TokenEvent } from '../core/topics.ts';
-import type { SpotStore } from '../clickhouse/types.ts';
+import type { CandleRow, SpotStore } from '../clickhouse/types.ts';
 import { candleMessage, dirtyBaseRows } from './candles.ts';
 import { createMerger, type MergeItem } from './merge.ts';
 import { createProcessor, newBatchOutput, type BatchOutput, type Processor } from './process.ts';
+import { createSinkWriter } from './sink-writer.ts';
 import { readSnapshot, snapshotPath, writeSnapshot } from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
 import { buildToken } from './view.ts';
@@ -25,16 +26,27 @@ export interface AggregatorOptions {
   publish?: boolean;
   /** Publish priced trades to spot.trades.v1 (default: same as publish; replay turns it off). */
   publishTrades?: boolean;
-  /** Messages handed over per consumer batch (default 5000). */
+  /** Messages handed over per consumer batch (default 5000); also the most processed per emit. */
   maxBatch?: number;
-  /** Processed messages that trigger a sink flush (default 20000). */
+  /** Processed messages whose rows start a store write (default 20000). */
   flushEvery?: number;
-  /** Longest wait before buffered results are flushed, ms (default 100). */
+  /** Longest wait before buffered rows are written to the store, ms (default 100). */
   flushAfterMs?: number;
+  /** Pipelined and caught up: longest wait before changed tokens and open candles are published, ms (default 100). */
+  viewsEveryMs?: number;
   /** Snapshot after this many messages (default 200000) or this much wall time (default 30 s). */
   snapshotEveryMessages?: number;
   snapshotEveryMs?: number;
-  /** Called after every flush (tests and progress reporting). */
+  /**
+   * Called before a flush writes anything, with the input position (next offset per
+   * `topic:partition`) its outputs cover. Given, every flush is synchronous: its topics and store
+   * writes are acknowledged before the next batch is processed (the ownership journal relies on it).
+   */
+  onFlushStart?: (position: Readonly<Record<string, number>>) => void;
+  /**
+   * Called after every flush: pipelined, once the batch's topics are published and its rows
+   * handed to the store writer; synchronous (onFlushStart given), once the store acknowledged.
+   */
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
 }
 
@@ -53,7 +65,6 @@ export interface Aggregator {
 }
 
 const INPUTS = [TOPICS.tokenEvents.name, TOPICS.swaps.name];
-const SINK_ATTEMPTS = 4;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createAggregator(ctx: Context, options: AggregatorOptions): Aggregator {
@@ -61,10 +72,17 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const name = options.name ?? 'default';
   const publish = options.publish ?? true;
   const publishTrades = options.publishTrades ?? publish;
+  const maxBatch = options.maxBatch ?? 5000;
   const flushEvery = options.flushEvery ?? 20_000;
   const flushAfterMs = options.flushAfterMs ?? 100;
   const snapshotEveryMessages = options.snapshotEveryMessages ?? 200_000;
   const snapshotEveryMs = options.snapshotEveryMs ?? 30_000;
+  // Pipelined (default): each processed batch is published at once and its rows are written to
+  // the store behind it. Synchronous (onFlushStart given): flushes of flushEvery messages (or
+  // whatever is there after flushAfterMs), each acknowledged before the next.
+  const synchronous = options.onFlushStart !== undefined;
+  const perFlush = synchronous ? flushEvery : maxBatch;
+  const viewsEveryMs = options.viewsEveryMs ?? 100;
   const logger = ctx.logger.child({ component: 'aggregator', name });
   const file = snapshotPath(ctx, name);
 
@@ -76,11 +94,21 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   let failure: Error | null = null;
   let pending: BatchOutput = newBatchOutput();
   let pendingCount = 0;
-  let flushTimer: NodeJS.Timeout | null = null;
+  /** Tokens whose views (token object; open candles when traded) are not yet published. */
+  let viewsChanged = new Set<string>();
+  let viewsTraded = new Set<string>();
+  let lastViewsAt = 0;
+  let viewsMessages = 0;
+  let cancelViews: (() => void) | null = null;
+  /** Cancels the scheduled flush, when one is scheduled. */
+  let cancelFlush: (() => void) | null = null;
   let lastSnapshotAt = Date.now();
   let lastSnapshotProcessed = 0;
   let chain: Promise<unknown> = Promise.resolve();
   let stopped = false;
+  // A snapshot (state + offsets) is written only inside the serial chain right after
+  // sinks.drain(), so it never covers a message whose rows the store has not acknowledged.
+  const sinks = createSinkWriter(ctx, { store, flushEvery, flushAfterMs, onFailure: fail });
 
   /** Runs fn after every earlier call finished: processing, flushes and snapshots never overlap. */
   function serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -112,14 +140,16 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         ctx.metrics.inc('aggregator.invalid_messages');
         logger.warn({ topic: batch.topic, partition: batch.partition, offset: m.offset }, 'skipping a message that breaks its topic schema');
       }
-      items.push({ topic: batch.topic, partition: batch.partition, offset: m.offset, time, rank: isSwap ? 1 : 0, value: (valid ? value : null) as RawSwap, raw: m.value });
+      // Only token events keep their text (it is their stored body).
+      items.push({ topic: batch.topic, partition: batch.partition, offset: m.offset, time, rank: isSwap ? 1 : 0, value: (valid ? value : null) as RawSwap, raw: isSwap ? '' : m.value });
     }
     return items;
   }
 
+  /** Processes what the merge allows until perFlush messages are pending. */
   function processAvailable(): void {
     const p = processor!;
-    for (;;) {
+    while (pendingCount < perFlush) {
       const item = merger.next();
       if (!item) return;
       if (item.value !== null) {
@@ -129,80 +159,92 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       state.offsets[`${item.topic}:${item.partition}`] = item.offset + 1;
       state.processed += 1;
       pendingCount += 1;
-      if (pendingCount >= flushEvery) return;
     }
   }
 
+  /**
+   * Publishes the pending messages' trades and hands their rows to the store writer. Token and
+   * candle views (conflated per token) go out with it on every synchronous flush, when a snapshot
+   * is due, every flushEvery messages while catching up, and viewsEveryMs apart once caught up.
+   */
   async function flush(): Promise<void> {
-    if (flushTimer) {
-      clearTimeout(flushTimer);
-      flushTimer = null;
-    }
+    cancelScheduledFlush();
     if (pendingCount === 0) return;
     const out = pending;
+    const count = pendingCount;
     pending = newBatchOutput();
     pendingCount = 0;
+    options.onFlushStart?.({ ...state.offsets });
+    for (const key of out.changed) viewsChanged.add(key);
+    for (const key of out.traded) viewsTraded.add(key);
+    viewsMessages += count;
+    // The topics are sinks too: published first, so a priced trade does not wait for the store.
+    if (publish && publishTrades && out.tradeMessages.length > 0) {
+      const messages = out.tradeMessages.map((m) => {
+        assertTopicValue(TOPICS.trades, m);
+        return { key: tokenKey(m.trade.chain, m.trade.token), value: JSON.stringify(m), timestamp: m.trade.timestamp };
+      });
+      await log.produce(TOPICS.trades.name, messages);
+    }
+    await sinks.add({ trades: out.trades, candleRows: out.candleRows, tokens: [], tokenEvents: out.tokenEvents, labels: out.labels, balances: out.balances }, count);
+    const snapshotDue = state.processed - lastSnapshotProcessed >= snapshotEveryMessages || Date.now() - lastSnapshotAt >= snapshotEveryMs;
+    if (synchronous || snapshotDue || viewsMessages >= flushEvery || (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs)) await flushViews();
+    else scheduleViews();
+    if (synchronous) await sinks.drain();
+    ctx.metrics.set('aggregator.processed', state.processed);
+    if (snapshotDue) {
+      await sinks.drain();
+      snapshot();
+    }
+    options.onFlush?.({ processed: state.processed, snapshot: snapshotDue });
+  }
+
+  /** Token objects and open candles of the tokens changed since the last call: published, then handed to the store writer. */
+  async function flushViews(): Promise<void> {
+    cancelViews?.();
+    cancelViews = null;
+    lastViewsAt = Date.now();
+    viewsMessages = 0;
+    if (viewsChanged.size === 0 && viewsTraded.size === 0) return;
+    const changed = viewsChanged;
+    const traded = viewsTraded;
+    viewsChanged = new Set();
+    viewsTraded = new Set();
     const tokens: Token[] = [];
-    const candleRows = out.candleRows;
+    const candleRows: CandleRow[] = [];
     const candleMessages: ProduceMessage[] = [];
-    for (const key of out.changed) {
+    for (const key of changed) {
       const t = state.tokens.get(key);
       if (t) tokens.push(buildToken(t, state.wallets));
     }
-    for (const key of out.traded) {
+    for (const key of traded) {
       const t = state.tokens.get(key)!;
       for (const row of dirtyBaseRows(t.chain, t.address, t.candles)) candleRows.push(row);
+      if (!publish) continue;
       const message = candleMessage(t.chain, t.address, t.updatedAt, t.candles);
       if (message) {
         assertTopicValue(TOPICS.candles, message);
         candleMessages.push({ key, value: JSON.stringify(message), timestamp: message.updatedAt });
       }
     }
-    // Sinks first: offsets (the snapshot) move only after the store acknowledged.
-    if (out.trades.length > 0) await retry('trades', () => store.insertTrades(out.trades));
-    if (candleRows.length > 0) await retry('candles', () => store.upsertCandles(candleRows));
-    if (tokens.length > 0) await retry('tokens', () => store.upsertTokens(tokens));
-    if (out.tokenEvents.length > 0) await retry('token events', () => store.insertTokenEvents(out.tokenEvents));
-    if (out.labels.size > 0) await retry('wallet labels', () => store.upsertWalletLabels([...out.labels.values()]));
-    if (out.balances.size > 0) await retry('balances', () => store.upsertBalances([...out.balances.values()]));
-    if (publish) {
-      if (publishTrades && out.tradeMessages.length > 0) {
-        const messages = out.tradeMessages.map((m) => {
-          assertTopicValue(TOPICS.trades, m);
-          return { key: tokenKey(m.trade.chain, m.trade.token), value: JSON.stringify(m), timestamp: m.trade.timestamp };
-        });
-        await log.produce(TOPICS.trades.name, messages);
-      }
-      if (tokens.length > 0) {
-        await log.produce(TOPICS.tokens.name, tokens.map((t) => {
-          assertTopicValue(TOPICS.tokens, t);
-          return { key: tokenKey(t.chain, t.address), value: JSON.stringify(t), timestamp: t.updatedAt };
-        }));
-      }
-      if (candleMessages.length > 0) await log.produce(TOPICS.candles.name, candleMessages);
+    if (publish && tokens.length > 0) {
+      await log.produce(TOPICS.tokens.name, tokens.map((t) => {
+        assertTopicValue(TOPICS.tokens, t);
+        return { key: tokenKey(t.chain, t.address), value: JSON.stringify(t), timestamp: t.updatedAt };
+      }));
     }
-    ctx.metrics.inc('aggregator.trades', out.trades.length);
-    ctx.metrics.set('aggregator.processed', state.processed);
-    let snapshotted = false;
-    if (state.processed - lastSnapshotProcessed >= snapshotEveryMessages || Date.now() - lastSnapshotAt >= snapshotEveryMs) {
-      snapshot();
-      snapshotted = true;
-    }
-    options.onFlush?.({ processed: state.processed, snapshot: snapshotted });
+    if (candleMessages.length > 0) await log.produce(TOPICS.candles.name, candleMessages);
+    await sinks.add({ trades: [], candleRows, tokens, tokenEvents: [], labels: new Map(), balances: new Map() }, 0);
   }
 
-  /** Sinks are idempotent, so a failed write is retried a few times before the aggregator stops. */
-  async function retry(what: string, write: () => Promise<void>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await write();
-      } catch (error) {
-        if (attempt >= SINK_ATTEMPTS || stopped) throw error;
-        ctx.metrics.inc('aggregator.sink_retries');
-        logger.warn({ err: (error as Error).message, sink: what, attempt }, 'sink write failed; retrying');
-        await sleep(200 * 4 ** (attempt - 1));
-      }
-    }
+  function scheduleViews(): void {
+    if (cancelViews || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
+    const timer = setTimeout(() => {
+      cancelViews = null;
+      // While catching up, views wait for flushEvery messages (intermediate ones are wasted work).
+      if (merger.caughtUp()) void serial(flushViews).catch(fail);
+    }, Math.max(0, lastViewsAt + viewsEveryMs - Date.now()));
+    cancelViews = () => clearTimeout(timer);
   }
 
   function snapshot(): void {
@@ -213,32 +255,51 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     if (logger.isLevelEnabled('debug')) logger.debug({ bytes, ms: lastSnapshotAt - started, processed: state.processed }, 'snapshot written');
   }
 
-  function scheduleFlush(): void {
-    if (flushTimer || pendingCount === 0) return;
-    flushTimer = setTimeout(() => {
-      flushTimer = null;
-      void serial(async () => {
-        processAvailable();
-        await flush();
-      }).catch(fail);
-    }, flushAfterMs);
-  }
-
   function fail(error: unknown): void {
-    failure ??= error instanceof Error ? error : new Error(String(error));
+    if (failure) return;
+    failure = error instanceof Error ? error : new Error(String(error));
+    sinks.stop();
     logger.error({ err: failure }, 'aggregator failed');
   }
 
-  /** Processes what the merge allows; flushes when enough is pending or nothing more is coming. */
+  function cancelScheduledFlush(): void {
+    cancelFlush?.();
+    cancelFlush = null;
+  }
+
+  /**
+   * A partial flush waits for more: synchronous, flushAfterMs; pipelined, one event-loop turn, so
+   * the batches of one consumer poll go out together.
+   */
+  function scheduleFlush(): void {
+    if (cancelFlush || pendingCount === 0) return;
+    const run = () => {
+      cancelFlush = null;
+      void serial(async () => {
+        for (;;) {
+          processAvailable();
+          if (pendingCount === 0) return;
+          await flush();
+        }
+      }).catch(fail);
+    };
+    if (synchronous) {
+      const timer = setTimeout(run, flushAfterMs);
+      cancelFlush = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(run);
+      cancelFlush = () => clearImmediate(immediate);
+    }
+  }
+
+  /** Processes what the merge allows; flushes every perFlush messages, and the rest once caught up or soon after. */
   async function pump(): Promise<void> {
     await refreshEnds();
     for (;;) {
       processAvailable();
-      if (pendingCount >= flushEvery || (pendingCount > 0 && merger.caughtUp())) {
-        await flush();
-        continue;
-      }
-      break;
+      if (pendingCount === 0) return;
+      if (pendingCount < perFlush && !merger.caughtUp()) break;
+      await flush();
     }
     scheduleFlush();
   }
@@ -281,11 +342,18 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       await running;
       await serial(async () => {
         if (failure || !processor) return;
-        processAvailable();
-        await flush();
+        for (;;) {
+          processAvailable();
+          if (pendingCount === 0) break;
+          await flush();
+        }
+        await flushViews();
+        await sinks.drain();
         snapshot();
       });
-      if (flushTimer) clearTimeout(flushTimer);
+      cancelScheduledFlush();
+      cancelViews?.();
+      sinks.stop();
     },
 
     async drain() {
@@ -295,7 +363,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         if (failure) throw failure;
         const done = targets.every(([key, end]) => (state.offsets[key] ?? 0) >= end);
         if (done) {
-          await serial(flush);
+          await serial(async () => {
+            await flush();
+            await flushViews();
+            await sinks.drain();
+          });
           if (failure) throw failure;
           return;
         }

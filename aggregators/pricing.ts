@@ -94,11 +94,21 @@ export function referencePrice(swap: SwapAmounts): Dec | null {
   return null;
 }
 
+/** Per chain, the canonical addresses of its reference assets (native, wrapped native, stables). */
+const REFERENCE_ASSETS = new Map<Chain, Set<string>>(
+  (Object.keys(CHAIN_INFO) as Chain[]).map((chain) => {
+    const info = CHAIN_INFO[chain];
+    const set = new Set<string>([info.native.wrapped, ...Object.keys(info.stables)]);
+    if (info.family === 'evm') set.add(EVM_NATIVE_ADDRESS);
+    return [chain, set];
+  }),
+);
+
 /** True for swaps between two reference assets (native, stables): they move marks, not tokens. */
 export function isReferencePair(swap: SwapAmounts): boolean {
   const { chain } = swap;
-  const ref = (address: string) => isNativeAsset(chain, address) || stableOf(chain, address) !== undefined;
-  return ref(swap.token) && ref(swap.quoteAsset);
+  const assets = REFERENCE_ASSETS.get(chain)!;
+  return assets.has(normalizeAddress(chain, swap.token)) && assets.has(normalizeAddress(chain, swap.quoteAsset));
 }
 
 /**

@@ -41,7 +41,7 @@ export function statsAt(trades: readonly TradeRec[], t: number): Record<StatsWin
     let head = end;
     while (head > 0 && trades[head - 1]!.t > from) head--;
     const sums = emptySums();
-    for (let k = head; k < end; k++) addTo(sums, trades[k]!, 1n);
+    for (let k = head; k < end; k++) addTo(sums, trades[k]!);
     const last = end > 0 ? trades[end - 1]! : undefined;
     const ref = head > 0 ? trades[head - 1] : trades[head];
     out[w] = windowObject(sums, ref && head < end ? ref : last, last);
@@ -55,12 +55,20 @@ interface Sums {
 
 const emptySums = (): Sums => ({ bn: ZERO, bu: ZERO, sn: ZERO, su: ZERO, bc: 0, sc: 0 });
 
-function addTo(s: Sums, r: TradeRec, sign: 1n | -1n): void {
-  const n = sign === 1n ? 1 : -1;
+// Separate add and remove (no bigint multiplication by ±1n: each one allocates).
+function addTo(s: Sums, r: TradeRec): void {
   if (r.buy) {
-    s.bn += sign * r.vn; s.bu += sign * r.vu; s.bc += n;
+    s.bn += r.vn; s.bu += r.vu; s.bc += 1;
   } else {
-    s.sn += sign * r.vn; s.su += sign * r.vu; s.sc += n;
+    s.sn += r.vn; s.su += r.vu; s.sc += 1;
+  }
+}
+
+function removeFrom(s: Sums, r: TradeRec): void {
+  if (r.buy) {
+    s.bn -= r.vn; s.bu -= r.vu; s.bc -= 1;
+  } else {
+    s.sn -= r.vn; s.su -= r.vu; s.sc -= 1;
   }
 }
 
@@ -101,7 +109,7 @@ export function advance(win: TradeWindow, t: number): void {
     const from = t - SIZES[i]!;
     let head = win.heads[i]!;
     const sums = win.sums[i]!;
-    while (head < recs.length && recs[head]!.t <= from) addTo(sums, recs[head++]!, -1n);
+    while (head < recs.length && recs[head]!.t <= from) removeFrom(sums, recs[head++]!);
     win.heads[i] = head;
   }
   // Keep one record before the longest window: the 24h reference price.
@@ -124,7 +132,7 @@ export function insert(win: TradeWindow, rec: TradeRec): void {
   for (let i = 0; i < SIZES.length; i++) {
     // Not inside (t − w, t]: it sorts at or before the head, so the head moves past it.
     if (rec.t <= win.t - SIZES[i]!) win.heads[i]! += 1;
-    else addTo(win.sums[i]!, rec, 1n);
+    else addTo(win.sums[i]!, rec);
   }
 }
 

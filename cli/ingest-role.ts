@@ -22,9 +22,13 @@ function watchedContracts(chain: Chain): string[] {
 export async function startIngest(runtime: Runtime): Promise<void> {
   const { ctx, log } = runtime;
   const publisher = createIngestPublisher(ctx, { log });
-  const rpcChains = Object.keys(ctx.config.rpc) as Chain[];
+  // --chains (SPOT_SIM_CHAINS) limits either source: only the listed chains' endpoints are followed.
+  const rpcChains = (Object.keys(ctx.config.rpc) as Chain[]).filter((chain) => ctx.config.simChains.includes(chain));
   const sources: { name: string; stop(): Promise<void> }[] = [];
 
+  if (Object.keys(ctx.config.rpc).length > 0 && rpcChains.length === 0) {
+    throw new Error(`--chains ${ctx.config.simChains.join(',')} names no chain with an RPC endpoint (SPOT_RPC_<CHAIN>)`);
+  }
   if (rpcChains.length > 0) {
     const cursors = createCursorStore(ctx, { path: path.join(ctx.config.dataDir, 'ingest-cursors.sqlite') });
     for (const chain of rpcChains) {
@@ -49,6 +53,7 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       rate: ctx.config.simRate,
       warmHours: ctx.config.simWarmHours,
       chains: ctx.config.simChains,
+      ...(ctx.config.simNow !== null ? { now: () => ctx.config.simNow! } : {}),
     });
     await simulator.start();
     sources.push({ name: 'simulator', stop: () => simulator.stop() });

@@ -1,11 +1,11 @@
 // Each role as a function that starts its part on a runtime, and the single-role commands.
 import type { Context } from '../core/context.ts';
-import { createAggregator } from '../aggregators/aggregator.ts';
 import { createQueryApi } from '../query-api/app.ts';
 import { createStreamEdge } from '../stream-edge/server.ts';
 import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
 import { startIngest } from './ingest-role.ts';
+import { startAggregator } from './aggregate-role.ts';
 
 export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
   const { client } = await runtime.store();
@@ -15,12 +15,7 @@ export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
   runtime.ctx.logger.info({ port }, `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`);
 }
 
-export async function startAggregator(runtime: Runtime, name = 'default'): Promise<void> {
-  const { store } = await runtime.store();
-  const aggregator = createAggregator(runtime.ctx, { log: runtime.log, store, name });
-  await aggregator.start();
-  runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
-}
+export { startAggregator } from './aggregate-role.ts';
 
 export async function startApi(runtime: Runtime): Promise<void> {
   const { store } = await runtime.store();

@@ -21,7 +21,19 @@ export interface Config {
   simSeed: number;
   simRate: number;
   simWarmHours: number;
+  /** Swaps per second of event time in the simulator's warm-start history (default 0.5: 24 h ≈ 43 k swaps). */
+  simHistoryRate: number;
   simChains: Chain[];
+  /** Pinned simulator wall clock, Unix ms (reproducible runs and tests); null: the real clock. */
+  simNow: number | null;
+  /** Names this aggregator instance (its snapshot and input group); generated into the data dir when unset. */
+  aggregatorId: string | null;
+  /** Session timeout of the aggregator ownership group on Kafka, ms: how fast a dead instance's partitions move. */
+  aggregateSessionMs: number;
+  /** Longest wall time between aggregator snapshots, ms (on Kafka also the cadence of handover progress). */
+  aggregateSnapshotMs: number;
+  /** Messages of slack when an aggregator decides outputs are already durable at a handover. */
+  aggregateHandoverMargin: number;
 }
 
 export class ConfigError extends Error {
@@ -58,6 +70,13 @@ function url(env: Env, name: string, protocols: string[]): string | null {
     throw new ConfigError(name, `must be a URL, got "${raw}"`);
   }
   if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  return raw;
+}
+
+function aggregatorId(env: Env): string | null {
+  const raw = env.SPOT_AGGREGATOR_ID;
+  if (raw === undefined || raw === '') return null;
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw)) throw new ConfigError('SPOT_AGGREGATOR_ID', `must be 1-64 letters, digits, '_', '.' or '-', got "${raw}"`);
   return raw;
 }
 
@@ -108,6 +127,12 @@ export function loadConfig(env: Env = process.env): Config {
     simSeed: number(env, 'SPOT_SIM_SEED', 42, 0),
     simRate: number(env, 'SPOT_SIM_RATE', 200, 0),
     simWarmHours: number(env, 'SPOT_SIM_WARM_HOURS', 24, 0),
+    simHistoryRate: number(env, 'SPOT_SIM_HISTORY_RATE', 0.5, 0),
     simChains,
+    simNow: env.SPOT_SIM_NOW ? number(env, 'SPOT_SIM_NOW', 0, 0) : null,
+    aggregatorId: aggregatorId(env),
+    aggregateSessionMs: number(env, 'SPOT_AGGREGATE_SESSION_MS', 10_000, 1000),
+    aggregateSnapshotMs: number(env, 'SPOT_AGGREGATE_SNAPSHOT_MS', 30_000, 100),
+    aggregateHandoverMargin: number(env, 'SPOT_AGGREGATE_HANDOVER_MARGIN', 20_000, 0),
   };
 }

@@ -13,6 +13,7 @@ import type { Context } from '../core/context.ts';
 import { notFound, SpotError } from '../core/errors.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import { creditsExhausted, rateLimited, sendError, serviceUnavailable, toSpotError, unauthorized } from './errors.ts';
+import { createFastLane } from './fast-lane.ts';
 import { createHotViews, type HotViews } from './hot-views.ts';
 import { buildOpenApi } from './openapi.ts';
 import { createRoutes, CREDIT_COST } from './routes.ts';
@@ -168,7 +169,11 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     views,
     async start() {
       if (ownViews) await views.start();
-      server = http.createServer(app.callback());
+      const koaHandler = app.callback();
+      const fastLane = createFastLane({ views, keys: options.keys, keyLimiter, ipLimiter, now });
+      server = http.createServer((req, res) => {
+        if (!fastLane(req, res)) void koaHandler(req, res);
+      });
       server.keepAliveTimeout = 65_000;
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);

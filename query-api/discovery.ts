@@ -3,22 +3,12 @@
 // (bounded by the 24 h staleness rule), never every token.
 import type { Chain } from '../core/chains.ts';
 import { CHAINS } from '../core/chains.ts';
-import { COLUMNS, type Column, type ColumnConfig, type SortField, type Token } from '../core/schemas.ts';
+import { COLUMNS, type Column, type ColumnConfig, type SortField } from '../core/schemas.ts';
 import { compileFilters } from './discovery-filters.ts';
-import { columnOf, effectiveSort, sortValue, type SortValue } from './discovery-rules.ts';
+import { effectiveSort, sortValue, type SortValue } from './discovery-rules.ts';
+import type { TokenEntry } from './token-pack.ts';
 
-/** A token as the views hold it: the object, its JSON (serialised once per version) and its column. */
-export interface TokenEntry {
-  key: string;
-  token: Token;
-  json: string;
-  column: Column | null;
-  sortCache: Partial<Record<SortField, SortValue>>;
-}
-
-export function makeEntry(key: string, token: Token): TokenEntry {
-  return { key, token, json: JSON.stringify(token), column: columnOf(token), sortCache: {} };
-}
+export type { TokenEntry } from './token-pack.ts';
 
 function sortOf(entry: TokenEntry, field: SortField): SortValue {
   if (!(field in entry.sortCache)) entry.sortCache[field] = sortValue(entry.token, field);
@@ -35,11 +25,12 @@ export interface DiscoveryIndex {
   upsert(entry: TokenEntry, previous: TokenEntry | undefined): void;
   remove(entry: TokenEntry): void;
   size(chain: Chain, column: Column): number;
-  /** The ranked columns as the response JSON text. */
-  rank(chains: Chain[], columns: Partial<Record<Column, ColumnConfig>>, now: number): string;
+  /** The ranked columns as the response body. */
+  rank(chains: Chain[], columns: Partial<Record<Column, ColumnConfig>>, now: number): Buffer;
 }
 
-export function createDiscoveryIndex(): DiscoveryIndex {
+/** `body` gives a token's full JSON (the `data` of a delta). */
+export function createDiscoveryIndex(body: (entry: TokenEntry) => Buffer): DiscoveryIndex {
   const sets = new Map<string, Set<TokenEntry>>();
   for (const chain of CHAINS) for (const column of COLUMNS) sets.set(`${chain}:${column}`, new Set());
   const setOf = (chain: string, column: Column) => sets.get(`${chain}:${column}`);
@@ -81,15 +72,25 @@ export function createDiscoveryIndex(): DiscoveryIndex {
       return setOf(chain, column)?.size ?? 0;
     },
     rank(chains, columns, now) {
-      const parts: string[] = [];
+      // Buffers throughout: each token's JSON is copied once, never decoded to a string.
+      const chunks: Buffer[] = [];
+      let text = '{"columns":[';
+      let firstColumn = true;
       for (const column of COLUMNS) {
         const config = columns[column];
         if (!config) continue;
+        text += `${firstColumn ? '' : ','}{"column":"${column}","deltas":[`;
+        firstColumn = false;
         const ranked = rankColumn(chains, column, config, now);
-        const deltas = ranked.map((e, i) => `{"chain":${JSON.stringify(e.token.chain)},"address":${JSON.stringify(e.token.address)},"rank":${i + 1},"data":${e.json}}`);
-        parts.push(`{"column":"${column}","deltas":[${deltas.join(',')}]}`);
+        ranked.forEach((e, i) => {
+          text += `${i === 0 ? '' : ','}{"chain":${JSON.stringify(e.token.chain)},"address":${JSON.stringify(e.token.address)},"rank":${i + 1},"data":`;
+          chunks.push(Buffer.from(text), body(e));
+          text = '}';
+        });
+        text += ']}';
       }
-      return `{"columns":[${parts.join(',')}]}`;
+      chunks.push(Buffer.from(`${text}]}`));
+      return Buffer.concat(chunks);
     },
   };
 }

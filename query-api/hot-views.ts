@@ -5,6 +5,7 @@
 // to ClickHouse, as do history pages and anything the views cannot answer exactly.
 import crypto from 'node:crypto';
 import os from 'node:os';
+import zlib from 'node:zlib';
 import type { SpotStore } from '../clickhouse/types.ts';
 import { CHAINS, tokenKey, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
@@ -12,9 +13,10 @@ import type { Consumer, EventLog, LogMessage } from '../core/eventlog/types.ts';
 import { IDENTITIES, type Candle, type Denomination, type Identity, type Metric, type Timeframe, type Token } from '../core/schemas.ts';
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import { compareNewestFirst } from './cursor.ts';
-import { createDiscoveryIndex, makeEntry, type DiscoveryIndex, type TokenEntry } from './discovery.ts';
+import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
+import { createTokenPacker, type TokenEntry } from './token-pack.ts';
 import { STALE_AFTER_MS } from './discovery-filters.ts';
-import { tradeJson, tradeRowJson, type TradeItem } from './trade-json.ts';
+import { tradeItem, tradeRowJson, type TradeItem } from './trade-json.ts';
 
 export interface HotViews {
   start(): Promise<void>;
@@ -22,11 +24,18 @@ export interface HotViews {
   /** Resolves once the compacted topics are read up to their end as of start. */
   ready(): Promise<void>;
   token(chain: Chain, address: string): TokenEntry | undefined;
+  /** The token's JSON as a Buffer (the response body of token details). */
+  tokenBody(entry: TokenEntry): Buffer;
   /** The newest `count` trades of a token when memory holds at least that many, else null. */
   tokenTrades(chain: Chain, address: string, count: number): TradeItem[] | null;
   /** The newest `count` trades of an identity feed over `chains` when memory answers exactly, else null. */
   identityTrades(identity: Identity, chains: readonly Chain[], count: number): TradeItem[] | null;
   openCandle(chain: Chain, address: string, timeframe: Timeframe, metric: Metric, denomination: Denomination): Candle | undefined;
+  /**
+   * A number that changes when the token's stored closed buckets may have changed other than by
+   * an open bucket moving on (a late trade); undefined when the views hold no candles for it.
+   */
+  candleGeneration(chain: Chain, address: string): number | undefined;
   readonly discovery: DiscoveryIndex;
   /** Applies one message of each topic (the consumers call these; exported for replays and tools). */
   applyToken(token: Token): void;
@@ -43,6 +52,28 @@ export interface HotViewsOptions {
   tradesPerFeed?: number;
   now?: () => number;
   sweepIntervalMs?: number;
+}
+
+const UNPACKED_CANDLES = 256;
+
+interface CandleState {
+  updatedAt: number;
+  /** The message's `open` map as JSON, deflated (latin1 string): open candles repeat across timeframes. */
+  packed: string;
+  seenAt: number;
+  /** The newest open bucket time over every timeframe: a trade before it is late for some timeframe. */
+  newestOpen: number;
+  generation: number;
+}
+
+function newestOpenOf(message: CandleUpdateMessage): number {
+  let newest = -Infinity;
+  for (const byMetric of Object.values(message.open)) {
+    for (const byDenomination of Object.values(byMetric)) {
+      for (const candle of Object.values(byDenomination)) if (candle && candle.time > newest) newest = candle.time;
+    }
+  }
+  return newest;
 }
 
 /** Trades ordered oldest → newest (appends are cheap); `partial` when older trades may be missing. */
@@ -81,13 +112,25 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   const now = options.now ?? Date.now;
   const perToken = options.tradesPerToken ?? 101;
   const perFeed = options.tradesPerFeed ?? 500;
-  const discovery = createDiscoveryIndex();
+  const packer = createTokenPacker();
+  const discovery = createDiscoveryIndex(packer.body);
   // Insertion order = order of last update, so the stalest entries sit at the front.
   const tokens = new Map<string, TokenEntry>();
   const tokenRings = new Map<string, Ring>();
   const feedRings = new Map<string, Ring>();
   for (const identity of IDENTITIES) for (const chain of CHAINS) feedRings.set(`${identity}:${chain}`, { items: [], partial: true, ready: false });
-  const candles = new Map<string, { message: CandleUpdateMessage; seenAt: number }>();
+  const candles = new Map<string, CandleState>();
+  let generations = 0;
+  // Unpacked open maps of the candle states read lately (a state is replaced, never changed).
+  const unpacked = new Map<CandleState, CandleUpdateMessage['open']>();
+  const openOf = (state: CandleState): CandleUpdateMessage['open'] => {
+    let open = unpacked.get(state);
+    if (open) return open;
+    open = JSON.parse(zlib.inflateRawSync(Buffer.from(state.packed, 'latin1')).toString()) as CandleUpdateMessage['open'];
+    unpacked.set(state, open);
+    if (unpacked.size > UNPACKED_CANDLES) unpacked.delete(unpacked.keys().next().value as CandleState);
+    return open;
+  };
   const consumers: Consumer[] = [];
   let sweepTimer: NodeJS.Timeout | undefined;
   let readyPromise: Promise<void> = Promise.resolve();
@@ -97,7 +140,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     const key = tokenKey(token.chain, token.address);
     const previous = tokens.get(key);
     if (previous && previous.token.updatedAt > token.updatedAt) return;
-    const entry = makeEntry(key, token);
+    const entry = packer.entry(key, token);
     tokens.delete(key);
     tokens.set(key, entry);
     discovery.upsert(entry, previous);
@@ -105,8 +148,10 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
   function applyTrade(message: PricedTradeMessage): void {
     const trade = message.trade;
-    const item: TradeItem = { timestamp: trade.timestamp, id: trade.id, json: tradeJson(trade) };
+    const item = tradeItem(trade);
     const key = tokenKey(trade.chain, trade.token);
+    const candleState = candles.get(key);
+    if (candleState && trade.timestamp < candleState.newestOpen) candleState.generation = ++generations;
     let ring = tokenRings.get(key);
     if (ring) tokenRings.delete(key);
     else ring = { items: [], partial: true, ready: true };
@@ -121,9 +166,10 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   function applyCandles(message: CandleUpdateMessage): void {
     const key = tokenKey(message.chain, message.token);
     const previous = candles.get(key);
-    if (previous && previous.message.updatedAt > message.updatedAt) return;
+    if (previous && previous.updatedAt > message.updatedAt) return;
     candles.delete(key);
-    candles.set(key, { message, seenAt: now() });
+    const packed = zlib.deflateRawSync(Buffer.from(JSON.stringify(message.open)), { level: 1 }).toString('latin1');
+    candles.set(key, { updatedAt: message.updatedAt, packed, seenAt: now(), newestOpen: newestOpenOf(message), generation: previous?.generation ?? ++generations });
   }
 
   function sweep(): void {
@@ -237,6 +283,10 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       return entry;
     },
 
+    tokenBody(entry) {
+      return packer.body(entry);
+    },
+
     tokenTrades(chain, address, count) {
       const ring = tokenRings.get(tokenKey(chain, address));
       if (!ring || ring.items.length < count) return null;
@@ -261,8 +311,13 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       return merged;
     },
 
+    candleGeneration(chain, address) {
+      return candles.get(tokenKey(chain, address))?.generation;
+    },
+
     openCandle(chain, address, timeframe, metric, denomination) {
-      return candles.get(tokenKey(chain, address))?.message.open[timeframe]?.[metric]?.[denomination];
+      const state = candles.get(tokenKey(chain, address));
+      return state ? openOf(state)[timeframe]?.[metric]?.[denomination] : undefined;
     },
   };
 }

@@ -7,9 +7,10 @@ import { CHAINS, canonicalAddress, isChain, type Chain } from '../core/chains.ts
 import { notFound, unsupportedChain } from '../core/errors.ts';
 import {
   COLUMNS, DENOMINATIONS, DiscoveryRequest, IDENTITIES, METRICS, TIMEFRAMES,
-  type Candle, type Column, type ColumnConfig, type Identity,
+  type Column, type ColumnConfig, type Identity,
 } from '../core/schemas.ts';
 import { readJsonBody } from './body.ts';
+import { createCandleCache } from './candle-cache.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { checkRanges } from './discovery-filters.ts';
 import type { HotViews } from './hot-views.ts';
@@ -38,7 +39,7 @@ export interface RouteDeps {
   bodyLimitBytes?: number;
 }
 
-const json = (ctx: Koa.Context, text: string) => {
+const json = (ctx: Koa.Context, text: string | Buffer) => {
   ctx.status = 200;
   ctx.type = 'application/json';
   ctx.body = text;
@@ -71,6 +72,7 @@ const encodeItem = (item: TradeItem) => encodeCursor({ timestamp: item.timestamp
 export function createRoutes(deps: RouteDeps): Router {
   const { store, views } = deps;
   const router = new Router();
+  const candleCache = createCandleCache({ store, views, now: deps.now });
 
   async function tokenExists(chain: Chain, address: string): Promise<boolean> {
     return views.token(chain, address) !== undefined || (await store.getToken(chain, address)) !== null;
@@ -82,7 +84,12 @@ export function createRoutes(deps: RouteDeps): Router {
     const { chain, address } = tokenPath(ctx.params, problems);
     problems.throwIfAny();
     const entry = views.token(chain, address);
-    if (entry) return json(ctx, entry.json);
+    if (entry) {
+      ctx.status = 200;
+      ctx.type = 'application/json';
+      ctx.body = views.tokenBody(entry);
+      return;
+    }
     const token = await store.getToken(chain, address);
     if (!token) throw unknownToken();
     json(ctx, JSON.stringify(token));
@@ -107,11 +114,9 @@ export function createRoutes(deps: RouteDeps): Router {
 
     const windowFrom = countBack === undefined ? from : undefined;
     const limit = countBack ?? (from !== undefined ? CANDLE_CAP : DEFAULT_CANDLES);
-    const candles = await store.queryCandles({ chain, token: address, timeframe, metric, denomination, from: windowFrom, to, limit });
-    // The open bucket from the candles topic may be fresher than the stored one.
-    const open = views.openCandle(chain, address, timeframe, metric, denomination);
-    if (open && (windowFrom === undefined || open.time >= windowFrom) && (to === undefined || open.time < to)) mergeOpen(candles, open, limit);
-    json(ctx, JSON.stringify({ candles }));
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body = await candleCache.body({ chain, token: address, timeframe, metric, denomination, from: windowFrom, to, limit });
   });
 
   router.get('tokenTrades', '/v1/tokens/:chain/:address/trades', async (ctx) => {
@@ -191,14 +196,4 @@ function chainsParam(query: Query, problems: Problems): { chains: Chain[]; unsup
   }
   const unsupported = names.find((name) => !isChain(name));
   return { chains: [...new Set(names)] as Chain[], ...(unsupported !== undefined ? { unsupported } : {}) };
-}
-
-/** Replaces the bucket with the same time or appends a newer one, keeping the newest `limit`. */
-function mergeOpen(candles: Candle[], open: Candle, limit: number): void {
-  const last = candles[candles.length - 1];
-  if (last && last.time === open.time) candles[candles.length - 1] = open;
-  else if (!last || open.time > last.time) {
-    candles.push(open);
-    if (candles.length > limit) candles.shift();
-  }
 }

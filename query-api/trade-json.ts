@@ -10,6 +10,21 @@ export interface TradeItem {
   json: string;
 }
 
+const ID_START = '{"id":"'.length;
+
+/** A trade item that holds only its JSON: the id is read back from it (ids never need escaping). */
+class HeldTrade implements TradeItem {
+  constructor(readonly timestamp: number, readonly json: string) {}
+  get id(): string {
+    return this.json.slice(ID_START, this.json.indexOf('"', ID_START));
+  }
+}
+
+/** The item the views keep for a trade (its JSON and timestamp only). */
+export function tradeItem(trade: Trade): TradeItem {
+  return new HeldTrade(trade.timestamp, tradeJson(trade));
+}
+
 export function tradeJson(trade: Trade): string {
   const out: Trade = {
     id: trade.id,

@@ -45,7 +45,7 @@ export function createLogFeed(ctx: Context, deps: { log: EventLog; router: Route
             log.error({ err: error, topic: batch.topic, offset: message.offset }, 'routing a message failed');
           }
         }
-        router.flush();
+        router.flushSoon(); // the consumer's other batches of this round join the same writes
       });
       running.catch((error) => log.error({ err: error }, 'stream feed stopped'));
     },

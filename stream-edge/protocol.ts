@@ -1,5 +1,5 @@
 // Client frames in, server frames out: parsing and validation of subscribe / unsubscribe
-// frames, and the text of ack and error frames. Update frames are assembled in router.ts.
+// frames, and the text of ack and error frames. Update frames are assembled by update-frames.ts.
 import { canonicalAddress, isChain, type Chain } from '../core/chains.ts';
 import {
   DENOMINATIONS, IDENTITIES, METRICS, STREAM_CHANNELS, TIMEFRAMES,
@@ -276,9 +276,4 @@ export function ackFrame(channel: string, subscriptionId: string, id: string | n
 
 export function errorFrame(code: ErrorCode, message: string, details: ErrorDetails | null, id: string | null): string {
   return JSON.stringify({ type: 'error', code, message, details, id });
-}
-
-/** Constant head of every update frame of a subscription; the router appends seq and data. */
-export function updatePrefix(channel: string, subscriptionId: string): string {
-  return `{"type":"update","channel":${JSON.stringify(channel)},"subscriptionId":${JSON.stringify(subscriptionId)},"seq":`;
 }

@@ -1,14 +1,19 @@
 // Log messages to subscriptions: look each message up in the indexes, build each distinct
-// `data` text once per message, and assemble every subscription's frame by concatenation.
+// `data` text (and its bytes) once per message, and assemble every subscription's frame from
+// its own prefix, its seq and those shared bytes.
 import { normalizeAddress, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { Candle, Trade } from '../core/schemas.ts';
 import { TOPICS, isTopicValue, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import type { Token } from '../core/schemas.ts';
-import type { Outbox } from './backpressure.ts';
+import { flushAll, type OutboxHub } from './backpressure.ts';
+import { updateTail } from './update-frames.ts';
 import type { Subscription, SubscriptionIndex } from './subscriptions.ts';
 
 export const ROUTED_TOPICS = [TOPICS.trades.name, TOPICS.candles.name, TOPICS.tokens.name] as const;
+
+/** Longest a routed frame waits for the end of a long event-loop turn before it is written. */
+const MAX_HOLD_MS = 2;
 
 export interface RouterCounters {
   messagesRouted: number;
@@ -17,26 +22,35 @@ export interface RouterCounters {
 }
 
 export interface Router {
-  /** Routes one log value (JSON text) of a routed topic; call flush() after a batch. */
+  /** Routes one log value (JSON text) of a routed topic; call flush() or flushSoon() after a batch. */
   routeValue(topic: string, value: string): void;
-  /** Routes one decoded message and flushes at once (benchmarks and tests drive this). */
+  /** Routes one decoded message (benchmarks and tests drive this), then flushSoon(). */
   route(topic: string, message: unknown): void;
   /** Hands queued frames of every connection touched since the last flush to its socket. */
   flush(): void;
+  /**
+   * flush() once the current event-loop turn ends: every message routed in that turn (all the
+   * batches of a consumer round, a burst of route() calls) reaches a socket in one write.
+   */
+  flushSoon(): void;
 }
 
 export interface RouterDeps {
   index: SubscriptionIndex;
-  /** Outboxes with queued frames, shared with every connection's outbox. */
-  dirty: Set<Outbox>;
+  /** Shared with every connection's outbox: the ones with queued frames. */
+  hub: OutboxHub;
   counters: RouterCounters;
 }
 
-function deliver(sub: Subscription, data: string, counters: RouterCounters): void {
-  if (sub.outbox.closed) return;
-  sub.seq++;
-  counters.updatesSent++;
-  sub.outbox.push(sub.prefix + sub.seq + ',"data":' + data + '}');
+/** One update, with its own seq, to every open subscription of `subs`. */
+function deliverAll(subs: Iterable<Subscription>, data: string, counters: RouterCounters): void {
+  const tail = updateTail(data);
+  for (const sub of subs) {
+    const outbox = sub.outbox;
+    if (outbox.closed) continue;
+    counters.updatesSent++;
+    outbox.pushUpdate(sub.prefix, ++sub.seq, tail);
+  }
 }
 
 // Fixed field order, and nothing but the candle's fields, whatever the message carried.
@@ -45,7 +59,7 @@ const candleText = (c: Candle) =>
 
 export function createRouter(ctx: Context, deps: RouterDeps): Router {
   const log = ctx.logger.child({ component: 'stream-router' });
-  const { index, dirty, counters } = deps;
+  const { index, hub, counters } = deps;
 
   const routeTrade = (message: PricedTradeMessage) => {
     const trade = message.trade;
@@ -53,21 +67,16 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
     const tokenSubs = index.tradesByToken(`${chain}:${normalizeAddress(chain, trade.token)}`);
     if (tokenSubs && tokenSubs.size) {
       const { flags: _flags, platforms: _platforms, ...byToken } = trade;
-      const data = JSON.stringify(byToken);
-      for (const sub of tokenSubs) deliver(sub, data, counters);
+      deliverAll(tokenSubs, JSON.stringify(byToken), counters);
     }
     let full: string | null = null;
     const fullTrade = (t: Trade) => (full ??= JSON.stringify(t));
     const walletSubs = index.tradesByWallet(`${chain}:${normalizeAddress(chain, trade.trader)}`);
     if (walletSubs && walletSubs.size) {
-      const data = fullTrade(trade);
-      for (const sub of walletSubs) deliver(sub, data, counters);
+      deliverAll(walletSubs, fullTrade(trade), counters);
     }
     for (const identity of new Set(message.identities)) {
-      for (const set of index.tradesByIdentity(identity, chain)) {
-        const data = fullTrade(trade);
-        for (const sub of set) deliver(sub, data, counters);
-      }
+      for (const set of index.tradesByIdentity(identity, chain)) deliverAll(set, fullTrade(trade), counters);
     }
   };
 
@@ -81,7 +90,7 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
       const data = candleText(candle);
       if (data === view.last) continue; // unchanged for this view: nothing to send
       view.last = data;
-      for (const sub of view.subs) deliver(sub, data, counters);
+      deliverAll(view.subs, data, counters);
     }
   };
 
@@ -89,8 +98,7 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
     const chain = token.chain as Chain;
     const subs = index.tokens(`${chain}:${normalizeAddress(chain, token.address)}`);
     if (!subs || !subs.size) return;
-    const data = text ?? JSON.stringify(token);
-    for (const sub of subs) deliver(sub, data, counters);
+    deliverAll(subs, text ?? JSON.stringify(token), counters);
   };
 
   /** `text` is the message's own JSON when it came from the log (a token is sent as is). */
@@ -117,9 +125,25 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
     }
   };
 
-  const flush = () => {
-    for (const outbox of dirty) outbox.flush();
-    dirty.clear();
+  const flush = () => flushAll(hub);
+  // Syscalls, not JavaScript, bound fan-out: one write per socket per turn instead of one per
+  // batch or per message. The 1,024-frame limit still holds: a push at the limit flushes at once.
+  let flushScheduled = false;
+  let scheduledAt = 0;
+  const scheduledFlush = () => {
+    flushScheduled = false;
+    flush();
+  };
+  const flushSoon = () => {
+    if (!flushScheduled) {
+      flushScheduled = true;
+      scheduledAt = performance.now();
+      setImmediate(scheduledFlush);
+    } else if (performance.now() - scheduledAt >= MAX_HOLD_MS) {
+      // A turn that keeps routing (a consumer catching up on a backlog) still writes every few ms.
+      flush();
+      scheduledAt = performance.now();
+    }
   };
 
   return {
@@ -135,8 +159,9 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
     },
     route(topic, message) {
       dispatch(topic, message, null);
-      flush();
+      flushSoon();
     },
     flush,
+    flushSoon,
   };
 }

@@ -7,15 +7,16 @@ import type { KeyCheck } from '../core/auth/keys.ts';
 import { IP_BUDGET_PER_MINUTE, KEY_BUDGET_PER_MINUTE, createRateLimiter, type RateLimiter } from '../core/auth/rate-limit.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import {
-  BACKPRESSURE_CLOSE_CODE, DEFAULT_MAX_UNSENT_FRAMES, createOutbox, type Outbox, type OutboxCounters,
+  BACKPRESSURE_CLOSE_CODE, DEFAULT_MAX_UNSENT_FRAMES, createOutbox, type Outbox, type OutboxHub,
 } from './backpressure.ts';
 import { createLogFeed, type LogFeed } from './feed.ts';
 import {
   STREAM_PATH, answerPlainRequest, decideHandshake, remoteAddressOf, requestIdOf, respond, respondError,
 } from './handshake.ts';
-import { ackFrame, errorFrame, parseClientFrame, updatePrefix, type SubscriptionSpec } from './protocol.ts';
+import { ackFrame, errorFrame, parseClientFrame, type SubscriptionSpec } from './protocol.ts';
 import { createRouter, type RouterCounters } from './router.ts';
 import { createSubscriptionIndex, type Subscription } from './subscriptions.ts';
+import { createFrameAssembler, updatePrefix } from './update-frames.ts';
 
 export const DEFAULT_MAX_CONNECTIONS_PER_KEY = 100;
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
@@ -78,10 +79,10 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   };
 
   const index = createSubscriptionIndex();
-  const dirty = new Set<Outbox>();
-  const outboxCounters: OutboxCounters = { framesSent: 0, framesQueued: 0 };
+  const hub: OutboxHub = { pending: [], assembler: createFrameAssembler(), counters: { framesSent: 0, framesQueued: 0 } };
+  const outboxCounters = hub.counters;
   const routerCounters: RouterCounters = { messagesRouted: 0, messagesInvalid: 0, updatesSent: 0 };
-  const router = createRouter(ctx, { index, dirty, counters: routerCounters });
+  const router = createRouter(ctx, { index, hub, counters: routerCounters });
   const connections = new Set<Connection>();
   // Counted from the accepted handshake to the close.
   const openByKey = new Map<string, number>();
@@ -170,8 +171,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
         subs: new Map(),
         outbox: createOutbox(ws, {
           maxUnsentFrames,
-          dirty,
-          counters: outboxCounters,
+          hub,
           onOverflow: () => {
             backpressureCloses++;
             log.warn({ keyId: data.keyId, maxUnsentFrames }, 'closing a stream connection that stopped reading');

@@ -12,8 +12,8 @@ export interface Subscription {
   outbox: Outbox;
   /** Updates sent so far; the next update carries seq + 1. */
   seq: number;
-  /** `{"type":"update","channel":…,"subscriptionId":…,"seq":` */
-  prefix: string;
+  /** `{"type":"update","channel":…,"subscriptionId":…,"seq":` (bytes) */
+  prefix: Buffer;
 }
 
 export interface CandleView {

@@ -81,6 +81,7 @@ const toRecord = (row: Row): ApiKeyRecord => ({
 });
 
 const RELOAD_INTERVAL_MS = 500;
+const RECENT_HASHES = 1024;
 
 export function createKeyStore(ctx: Context, options: { path: string }): KeyStore {
   const log = ctx.logger.child({ component: 'keys' });
@@ -142,6 +143,10 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
   const timer = setInterval(reloadIfChanged, RELOAD_INTERVAL_MS);
   timer.unref();
 
+  // key -> sha256 of the keys seen lately, so a request pays a Map lookup instead of a hash.
+  // Verdicts are not cached: revocation and expiry are read from the record every time.
+  const recentHashes = new Map<string, string>();
+
   const addKey = (key: string, label: string | null, expiresAt: number | null, metered: boolean, credits: number | null): ApiKeyRecord => {
     const hash = hashKey(key);
     const id = keyId(hash);
@@ -176,7 +181,14 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
       if (header === undefined || header === '') return { ok: false, reason: 'missing' };
       const match = BEARER.exec(header);
       if (!match) return { ok: false, reason: 'malformed' };
-      const hash = hashKey(match[1]!);
+      const key = match[1]!;
+      let hash = recentHashes.get(key);
+      if (hash === undefined) {
+        hash = hashKey(key);
+        // Bounded: a flood of distinct keys empties it rather than growing it.
+        if (recentHashes.size >= RECENT_HASHES) recentHashes.clear();
+        recentHashes.set(key, hash);
+      }
       let record = byHash.get(hash);
       if (!record) {
         // A key just created by `spot keys create` works at once (one cheap pragma read).
@@ -216,6 +228,7 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
 
     close() {
       clearInterval(timer);
+      recentHashes.clear();
       if (db.open) db.close();
     },
   };

@@ -56,6 +56,12 @@ function pinoLogCreator(logger: Logger): kafkajs.logCreator {
   };
 }
 
+/** A topic's settings as kafka-topics.sh would take them. */
+export function topicSettings(spec: TopicSpec): string {
+  const config = spec.compacted ? 'cleanup.policy=compact' : spec.retentionMs !== undefined ? `retention.ms=${spec.retentionMs}` : 'retention.ms=-1';
+  return `--partitions ${spec.partitions} --config ${config}`;
+}
+
 export function createKafkaLog(ctx: Context, options: KafkaLogOptions): EventLog {
   const logger = ctx.logger.child({ component: 'eventlog', transport: 'kafka' });
   const clientId = options.clientId ?? 'spot';
@@ -117,8 +123,10 @@ export function createKafkaLog(ctx: Context, options: KafkaLogOptions): EventLog
           })),
         });
       } catch (error) {
-        logger.warn({ err: error, topics: specs.map((s) => s.name) },
-          'could not create topics (the broker refused); going on with auto-created topics: partitions, compaction and retention are then the broker defaults');
+        const wanted = specs.map((spec) => `${spec.name} (${topicSettings(spec)})`);
+        logger.warn({ err: (error as Error).message, topics: wanted },
+          `the broker refused to create topics; create them by hand (README.md, "Distributed mode"): ${wanted.join('; ')}. ` +
+          'Going on with whatever exists or is auto-created: partitions, compaction and retention are then the broker defaults');
       }
     },
 

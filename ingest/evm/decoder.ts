@@ -68,6 +68,11 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
   const pools = deps.pools ?? createPoolRegistry();
   const metrics = deps.metrics ?? createMetrics();
   const transferMode = deps.transfers ?? 'tracked';
+  // Counter names built once, not per receipt.
+  const COUNTER = {
+    receipts: `ingest.evm.${chain}.receipts`, reverted: `ingest.evm.${chain}.skipped_reverted`,
+    swaps: `ingest.evm.${chain}.swaps`, events: `ingest.evm.${chain}.events`,
+  };
 
   function guarded(scope: ReceiptScope, run: () => void): void {
     try {
@@ -84,9 +89,9 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
     const token = log.address;
     if (transferMode === 'tracked' && (quoteRank(chain, token) > 0 || tokens.getToken(chain, token) === undefined)) return;
     const args = decodeAs('transfer', log);
-    scope.events.push({
-      ...scope.at(log.logIndex), kind: 'transfer', token, from: args.from.toLowerCase(), to: args.to.toLowerCase(), amount: args.value.toString(),
-    });
+    scope.events.push(Object.assign(scope.at(log.logIndex), {
+      kind: 'transfer' as const, token, from: args.from.toLowerCase(), to: args.to.toLowerCase(), amount: args.value.toString(),
+    }));
   }
 
   function decodeLog(scope: ReceiptScope, log: NormalLog, name: EventName, curveEnded: Set<string>): void {
@@ -114,7 +119,7 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
     for (const creation of scope.creations) {
       for (const token of [creation.token0, creation.token1]) {
         if (tokens.takeGraduationPending(chain, token) === undefined) continue;
-        scope.events.push({ ...scope.at(creation.logIndex), kind: 'graduated', token, pool: creation.pool, dex: creation.dex });
+        scope.events.push(Object.assign(scope.at(creation.logIndex), { kind: 'graduated' as const, token, pool: creation.pool, dex: creation.dex }));
       }
     }
   }
@@ -129,10 +134,10 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
     if (value <= 0n || !transaction.to || (input !== '0x' && input !== '')) return;
     const mirror = (log: NormalLog) => log.topics[0] === TOPIC0.transfer && quoteRank(chain, log.address) === 2;
     if (!scope.receipt.logs.every(mirror)) return;
-    scope.events.push({
-      ...scope.at(0), kind: 'funding', token: null,
+    scope.events.push(Object.assign(scope.at(0), {
+      kind: 'funding' as const, token: null,
       from: transaction.from.toLowerCase(), to: transaction.to.toLowerCase(), amount: value.toString(), fromLabel: null,
-    });
+    }));
   }
 
   return {
@@ -143,9 +148,9 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
     decodeReceipt(input, blockTimestampMs, transaction) {
       const raw = unwrapReceipt(input);
       const receipt = normalizeReceipt(raw);
-      metrics.inc(`ingest.evm.${chain}.receipts`);
+      metrics.inc(COUNTER.receipts);
       if (receipt.reverted) {
-        metrics.inc(`ingest.evm.${chain}.skipped_reverted`);
+        metrics.inc(COUNTER.reverted);
         return { swaps: [], events: [] };
       }
       const wrapperSeconds = isRecord(input) && 'result' in input ? input.blockTimestamp : undefined;
@@ -168,12 +173,11 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
       if (transaction) addFunding(scope, transaction);
 
       const first = scope.swaps[0];
-      if (first && receipt.transactionFee !== null) first.fees = { ...first.fees, transaction: receipt.transactionFee.toString() };
-      const events = scope.events.map((event, order) => ({ event, order }))
-        .sort((a, b) => a.event.eventIndex - b.event.eventIndex || a.order - b.order)
-        .map(({ event }) => event);
-      metrics.inc(`ingest.evm.${chain}.swaps`, scope.swaps.length);
-      metrics.inc(`ingest.evm.${chain}.events`, events.length);
+      if (first && receipt.transactionFee !== null) first.fees = Object.assign({}, first.fees, { transaction: receipt.transactionFee.toString() });
+      // Array.prototype.sort is stable: events of one log index keep the order they were added.
+      const events = scope.events.sort((a, b) => a.eventIndex - b.eventIndex);
+      metrics.inc(COUNTER.swaps, scope.swaps.length);
+      metrics.inc(COUNTER.events, events.length);
       return { swaps: scope.swaps, events };
     },
   };

@@ -1,7 +1,7 @@
 // ABI encoders for every log the decoder reads, built with viem (market simulator and tests),
 // a receipt builder and deterministic addresses/hashes from seed texts.
-import { encodeAbiParameters, encodeEventTopics, keccak256, stringToBytes, type Hex } from 'viem';
-import { EVENTS } from './abi.ts';
+import { encodeAbiParameters, keccak256, stringToBytes, type AbiEvent, type AbiParameter, type Hex } from 'viem';
+import { EVENTS, TOPIC0 } from './abi.ts';
 import type { EvmLog, EvmReceipt } from './receipt.ts';
 
 export type Address = `0x${string}`;
@@ -13,9 +13,17 @@ export interface EncodedLog {
   data: Hex;
 }
 
-/** 20 bytes: the first 20 bytes of keccak256(text). */
+const seedAddresses = new Map<string, Address>();
+
+/** 20 bytes: the first 20 bytes of keccak256(text). Memoised: the simulator reuses its seeds. */
 export function seedAddress(text: string): Address {
-  return keccak256(stringToBytes(text)).slice(0, 42) as Address;
+  let address = seedAddresses.get(text);
+  if (address === undefined) {
+    address = keccak256(stringToBytes(text)).slice(0, 42) as Address;
+    if (seedAddresses.size >= 100_000) seedAddresses.clear();
+    seedAddresses.set(text, address);
+  }
+  return address;
 }
 
 /** 32 bytes: keccak256(text), e.g. a transaction hash. */
@@ -47,11 +55,32 @@ export function v4PoolId(key: V4PoolKey): Hex {
 
 type Events = typeof EVENTS;
 
+/** Per event, prepared once: topic0 and the indexed / data inputs (encodeEventTopics redid these per log). */
+const PREPARED = new Map<keyof Events, { topic0: Hex; indexed: AbiParameter[]; data: AbiParameter[] }>();
+
+function prepared(name: keyof Events) {
+  let entry = PREPARED.get(name);
+  if (!entry) {
+    const event: AbiEvent = EVENTS[name];
+    const isIndexed = (input: AbiParameter) => 'indexed' in input && input.indexed === true;
+    entry = { topic0: TOPIC0[name], indexed: event.inputs.filter(isIndexed), data: event.inputs.filter((input) => !isIndexed(input)) };
+    PREPARED.set(name, entry);
+  }
+  return entry;
+}
+
+/**
+ * encodeEventTopics for our events (value-type indexed inputs only): topic0, then each given
+ * indexed value ABI-encoded as one word; a missing value leaves its topic out.
+ */
 function build<N extends keyof Events>(name: N, address: string, indexed: Record<string, unknown>, data: readonly unknown[]): EncodedLog {
-  const event = EVENTS[name];
-  const topics = encodeEventTopics({ abi: [event], eventName: event.name, args: indexed } as Parameters<typeof encodeEventTopics>[0]);
-  const dataInputs = event.inputs.filter((input) => !('indexed' in input && input.indexed));
-  return { address: address.toLowerCase(), topics: topics.filter((topic): topic is Hex => topic !== null), data: encodeAbiParameters(dataInputs, data) };
+  const event = prepared(name);
+  const topics: Hex[] = [event.topic0];
+  for (const input of event.indexed) {
+    const value = indexed[input.name!];
+    if (value !== undefined && value !== null) topics.push(encodeAbiParameters([input], [value]));
+  }
+  return { address: address.toLowerCase(), topics, data: encodeAbiParameters(event.data, data) };
 }
 
 export interface V2SwapArgs {

@@ -35,8 +35,7 @@ function addCurveTrade(scope: ReceiptScope, log: NormalLog, trade: CurveTrade): 
   const tokenDecimals = scope.tokens.getDecimals(scope.chain, token);
   const quoteDecimals = scope.tokens.getDecimals(scope.chain, quote);
   if (tokenDecimals === undefined || quoteDecimals === undefined) return scope.addSwap({ skip: 'unknown_decimals' });
-  const swap: RawSwap = {
-    ...scope.at(log.logIndex),
+  const swap: RawSwap = Object.assign(scope.at(log.logIndex), {
     token,
     quoteAsset: quote,
     tokenAmount: trade.amount.toString(),
@@ -48,7 +47,7 @@ function addCurveTrade(scope: ReceiptScope, log: NormalLog, trade: CurveTrade): 
     pool: log.address,
     dex: FOURMEME,
     launchpad: FOURMEME,
-  };
+  });
   if (trade.offers !== undefined && trade.funds !== undefined) {
     swap.reserves = { token: trade.offers.toString(), quote: trade.funds.toString() };
     swap.curve = {
@@ -78,9 +77,8 @@ export function learnFourMemeCreate(scope: ReceiptScope, log: NormalLog): void {
   const token = args.token.toLowerCase();
   scope.tokens.registerToken(scope.chain, token, { decimals: FOURMEME_DECIMALS, name: args.name, symbol: args.symbol, launchpad: FOURMEME });
   const quote = scope.tokens.getToken(scope.chain, token)?.curveQuote?.toLowerCase() ?? EVM_NATIVE_ADDRESS;
-  scope.events.push({
-    ...scope.at(log.logIndex),
-    kind: 'created',
+  scope.events.push(Object.assign(scope.at(log.logIndex), {
+    kind: 'created' as const,
     token,
     name: args.name,
     symbol: args.symbol,
@@ -91,7 +89,7 @@ export function learnFourMemeCreate(scope: ReceiptScope, log: NormalLog): void {
     launchpad: FOURMEME,
     pool: log.address,
     quoteAsset: quote,
-  });
+  }));
 }
 
 /**
@@ -105,5 +103,5 @@ export function onFourMemeCurveEnd(scope: ReceiptScope, log: NormalLog, kind: 'l
   if (ended.has(token)) return;
   ended.add(token);
   scope.tokens.markGraduationPending(scope.chain, token, FOURMEME);
-  scope.events.push({ ...scope.at(log.logIndex), kind: 'curve', token, progressPct: '100', complete: true });
+  scope.events.push(Object.assign(scope.at(log.logIndex), { kind: 'curve' as const, token, progressPct: '100', complete: true }));
 }

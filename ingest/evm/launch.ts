@@ -38,9 +38,8 @@ export function detectLaunches(scope: ReceiptScope): void {
     }
     scope.tokens.registerToken(scope.chain, token, { decimals, launchpad });
     const info = scope.tokens.getToken(scope.chain, token);
-    scope.events.push({
-      ...scope.at(creation.logIndex),
-      kind: 'created',
+    scope.events.push(Object.assign(scope.at(creation.logIndex), {
+      kind: 'created' as const,
       token,
       name: info?.name ?? '',
       symbol: info?.symbol ?? '',
@@ -51,6 +50,6 @@ export function detectLaunches(scope: ReceiptScope): void {
       launchpad,
       pool: creation.pool,
       quoteAsset: quote,
-    });
+    }));
   }
 }

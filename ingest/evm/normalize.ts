@@ -6,10 +6,23 @@ import type { PoolInfo, TokenInfoProvider } from './registry.ts';
 
 /** 2 = native (0x0 or the wrapped native), 1 = a stablecoin of CHAIN_INFO, 0 = anything else. */
 export function quoteRank(chain: Chain, address: string): 0 | 1 | 2 {
-  const lower = address.toLowerCase();
-  const info = CHAIN_INFO[chain];
-  if (lower === EVM_NATIVE_ADDRESS || lower === info.native.wrapped.toLowerCase()) return 2;
-  return lower in info.stables ? 1 : 0;
+  return quoteRanksOf(chain).get(address.toLowerCase()) ?? 0;
+}
+
+const QUOTE_RANKS = new Map<Chain, Map<string, 1 | 2>>();
+
+/** The ranked addresses of a chain, lowercase, built once (quoteRank runs for every log). */
+function quoteRanksOf(chain: Chain): Map<string, 1 | 2> {
+  let ranks = QUOTE_RANKS.get(chain);
+  if (!ranks) {
+    const info = CHAIN_INFO[chain];
+    ranks = new Map<string, 1 | 2>();
+    for (const stable of Object.keys(info.stables)) ranks.set(stable, 1);
+    ranks.set(EVM_NATIVE_ADDRESS, 2);
+    ranks.set(info.native.wrapped.toLowerCase(), 2);
+    QUOTE_RANKS.set(chain, ranks);
+  }
+  return ranks;
 }
 
 /**
@@ -63,8 +76,15 @@ export function buildPoolSwap(tokens: TokenInfoProvider, at: Position, trade: Po
   if (tokenDecimals === undefined || quoteDecimals === undefined) return { skip: 'unknown_decimals' };
   const tokenDelta = tokenIs0 ? delta0 : delta1;
   const quoteAmount = abs(tokenIs0 ? delta1 : delta0);
+  // Spelled out rather than `{ ...at, … }`: after a leading spread V8 (Node 20) makes a new
+  // hidden class per added property.
   const swap: RawSwap = {
-    ...at,
+    id: at.id,
+    chain: at.chain,
+    transactionHash: at.transactionHash,
+    eventIndex: at.eventIndex,
+    blockNumber: at.blockNumber,
+    blockTime: at.blockTime,
     token,
     quoteAsset: quote,
     tokenAmount: abs(tokenDelta).toString(),

@@ -61,6 +61,11 @@ export function toBigInt(value: Quantity): bigint {
 }
 
 export function toSafeNumber(value: Quantity, what: string): number {
+  // Hex quantities (what nodes send) without a BigInt: exact while the result is a safe integer.
+  if (typeof value === 'string' && value.startsWith('0x')) {
+    const number = Number(value);
+    if (Number.isSafeInteger(number)) return number;
+  }
   const big = toBigInt(value);
   if (big < 0n || big > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${what} out of range: ${value}`);
   return Number(big);

@@ -40,18 +40,17 @@ export function createPoolRegistry(): PoolRegistry {
       const info = pools.get(key);
       if (!info) return undefined;
       const mark = launchMarks.get(key);
-      return mark && !info.launchpad ? { ...info, launchpad: mark } : info;
+      return mark && !info.launchpad ? Object.assign({}, info, { launchpad: mark }) : info;
     },
     registerPool(chain, info) {
       const key = keyOf(chain, info.pool);
       const previous = pools.get(key);
-      pools.set(key, {
-        ...info,
+      pools.set(key, Object.assign({}, info, {
         pool: info.pool.toLowerCase(),
         token0: info.token0.toLowerCase(),
         token1: info.token1.toLowerCase(),
         launchpad: info.launchpad ?? previous?.launchpad ?? null,
-      });
+      }));
     },
     markLaunchPool(chain, pool, launchpad) {
       launchMarks.set(keyOf(chain, pool), launchpad);
@@ -112,8 +111,10 @@ export function createTokenRegistry(): TokenInfoProvider {
     getToken: (chain, address) => tokens.get(keyOf(chain, address)),
     registerToken(chain, address, info) {
       const key = keyOf(chain, address);
-      const defined = Object.fromEntries(Object.entries(info).filter(([, value]) => value !== undefined));
-      tokens.set(key, { ...tokens.get(key), ...defined } as TokenInfo);
+      // Given fields replace known ones; Object.assign, not spreads (V8 hidden-class churn).
+      const merged = Object.assign({}, tokens.get(key)) as unknown as Record<string, unknown>;
+      for (const [name, value] of Object.entries(info)) if (value !== undefined) merged[name] = value;
+      tokens.set(key, merged as unknown as TokenInfo);
     },
     markGraduationPending(chain, token, launchpad) {
       pending.set(keyOf(chain, token), launchpad);

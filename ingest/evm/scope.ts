@@ -1,10 +1,11 @@
 // Per-receipt state the protocol handlers share: position, trader rule, reserves seen in Sync
 // logs, pools created in this receipt, the output and the skip metrics.
-import { decodeEventLog, type Hex } from 'viem';
+import type { DecodeEventLogReturnType } from 'viem';
 import type { Chain } from '../../core/chains.ts';
 import type { Metrics } from '../../core/metrics.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { EVENTS, type EventName } from './abi.ts';
+import { compileEventDecoder, type EventDecoder } from './event-decoders.ts';
 import { position, type Position, type SwapResult } from './normalize.ts';
 import type { NormalLog, NormalReceipt } from './receipt.ts';
 import type { EvmDex, PoolRegistry, TokenInfoProvider } from './registry.ts';
@@ -41,33 +42,56 @@ export interface ReceiptScope {
 export function createScope(args: {
   chain: Chain; tokens: TokenInfoProvider; pools: PoolRegistry; receipt: NormalReceipt; blockTime: number; metrics: Metrics;
 }): ReceiptScope {
-  const { chain, receipt, blockTime, metrics } = args;
-  const count = (what: string) => metrics.inc(`ingest.evm.${chain}.${what}`);
-  return {
-    chain,
-    tokens: args.tokens,
-    pools: args.pools,
-    receipt,
-    at: (logIndex) => position(chain, receipt.transactionHash, logIndex, receipt.blockNumber, blockTime),
-    trader: (recipient) => receipt.from ?? recipient.toLowerCase(),
-    syncs: new Map(),
-    creations: [],
-    swaps: [],
-    events: [],
-    count,
-    addSwap(result) {
-      if ('skip' in result) {
-        count(`skipped_${result.skip}`);
-        return;
-      }
-      this.swaps.push(result.swap);
-    },
-  };
+  return new Scope(args.chain, args.tokens, args.pools, args.receipt, args.blockTime, args.metrics);
 }
 
-/** viem's strict decode of one log as the named event; throws when the log does not fit. */
-export function decodeAs<N extends EventName>(name: N, log: NormalLog) {
-  const { args } = decodeEventLog({ abi: [EVENTS[name]], topics: log.topics, data: log.data as Hex, strict: true });
-  // Every event here has named inputs, so strict decoding yields a named-args object.
-  return args as Exclude<typeof args, readonly unknown[] | undefined>;
+/** A class, not a closure object: one per receipt, so no per-call method closures. */
+class Scope implements ReceiptScope {
+  readonly syncs = new Map<string, { reserve0: bigint; reserve1: bigint }>();
+  readonly creations: Creation[] = [];
+  readonly swaps: RawSwap[] = [];
+  readonly events: TokenEvent[] = [];
+
+  constructor(
+    readonly chain: Chain,
+    readonly tokens: TokenInfoProvider,
+    readonly pools: PoolRegistry,
+    readonly receipt: NormalReceipt,
+    private readonly blockTime: number,
+    private readonly metrics: Metrics,
+  ) {}
+
+  at(logIndex: number): Position {
+    return position(this.chain, this.receipt.transactionHash, logIndex, this.receipt.blockNumber, this.blockTime);
+  }
+
+  trader(recipient: string): string {
+    return this.receipt.from ?? recipient.toLowerCase();
+  }
+
+  count(what: string): void {
+    this.metrics.inc(`ingest.evm.${this.chain}.${what}`);
+  }
+
+  addSwap(result: SwapResult): void {
+    if ('skip' in result) {
+      this.count(`skipped_${result.skip}`);
+      return;
+    }
+    this.swaps.push(result.swap);
+  }
+}
+
+const DECODERS = Object.fromEntries(
+  Object.entries(EVENTS).map(([name, item]) => [name, compileEventDecoder(item)]),
+) as Record<EventName, EventDecoder>;
+
+type ArgsOf<N extends EventName> = Exclude<DecodeEventLogReturnType<[(typeof EVENTS)[N]]>['args'], readonly unknown[] | undefined>;
+
+/**
+ * Strict decode of one log as the named event (viem's decodeEventLog semantics; throws a viem
+ * BaseError when the log does not fit). Addresses come back lowercase, not checksummed.
+ */
+export function decodeAs<N extends EventName>(name: N, log: NormalLog): ArgsOf<N> {
+  return DECODERS[name](log.topics, log.data) as ArgsOf<N>;
 }

@@ -48,10 +48,12 @@ export function createEvmWriter(seed: string, chain: EvmChain) {
     const transactionHash = seedHash(`spot-sim/${seed}/${event.tx}`);
     const built = buildReceipt({ transactionHash, blockNumber: position.number, from, to, logs, gasUsed, effectiveGasPrice: GAS_PRICE[chain], firstLogIndex: nextLogIndex });
     nextLogIndex += logs.length;
-    return {
-      kind: 'evm', chain, receipt: { ...built, blockTimestamp: `0x${Math.floor(position.timeMs / 1000).toString(16)}` }, blockTimeMs: position.timeMs, tokens,
-      ...(value === undefined ? {} : { transaction: { from, to, value: `0x${value.toString(16)}`, input: '0x' } }),
+    // Object.assign, not `{ ...built, … }`: V8 makes a hidden class per property added after a leading spread.
+    const record: ChainRecord = {
+      kind: 'evm', chain, receipt: Object.assign(built, { blockTimestamp: `0x${Math.floor(position.timeMs / 1000).toString(16)}` }), blockTimeMs: position.timeMs, tokens,
     };
+    if (value !== undefined) record.transaction = { from, to, value: `0x${value.toString(16)}`, input: '0x' };
+    return record;
   }
 
   const metadata = (token: SimToken): TokenMetadata => ({ address: token.address, decimals: token.decimals, name: token.name, symbol: token.symbol });

@@ -47,6 +47,9 @@ export function createSimulatorDecoders(options: { metrics?: Metrics; logger?: L
             evm.set(record.chain, decoder);
           }
           for (const token of record.tokens) {
+            // Records repeat the metadata of every token they touch: register only what is new.
+            const known = decoder.tokens.getToken(record.chain, token.address);
+            if (known && known.decimals === token.decimals && known.name === token.name && known.symbol === token.symbol) continue;
             decoder.tokens.registerToken(record.chain, token.address, { decimals: token.decimals, name: token.name, symbol: token.symbol });
           }
           return decoder.decodeReceipt(record.receipt, record.blockTimeMs, record.transaction);

@@ -28,7 +28,7 @@ export interface SimulatorSourceOptions {
   chains: Chain[];
   /** Wall clock, unix ms (tests pin it). */
   now?: () => number;
-  /** Swaps per second of event time in the warm-start history; default 1 (24 h ≈ 90 k swaps). */
+  /** Swaps per second of event time in the warm-start history; default ctx.config.simHistoryRate (SPOT_SIM_HISTORY_RATE, 0.5: 24 h ≈ 43 k swaps). */
   historyRate?: number;
   /** Live tick, ms; default 50. */
   tickMs?: number;
@@ -79,7 +79,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
   const logger = ctx.logger.child({ component: 'simulator' });
   const now = options.now ?? Date.now;
   const dataDir = options.dataDir ?? ctx.config.dataDir;
-  const historyRate = options.historyRate ?? 1;
+  const historyRate = options.historyRate ?? ctx.config.simHistoryRate;
   const tickMs = options.tickMs ?? 50;
   const chunkMs = options.historyChunkMs ?? 60_000;
   const seed = String(options.seed);

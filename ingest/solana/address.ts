@@ -6,9 +6,17 @@ function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-/** A 32-byte address: base58(sha256(seedText)). */
+const addresses = new Map<string, string>();
+
+/** A 32-byte address: base58(sha256(seedText)). Memoised: encoders ask for the same seeds per call. */
 export function solanaAddress(seedText: string): string {
-  return base58Encode(sha256(seedText));
+  let address = addresses.get(seedText);
+  if (address === undefined) {
+    address = base58Encode(sha256(seedText));
+    if (addresses.size >= 100_000) addresses.clear();
+    addresses.set(seedText, address);
+  }
+  return address;
 }
 
 /** A 64-byte transaction signature: base58(sha256(seed‖0) ‖ sha256(seed‖1)). */

@@ -22,47 +22,74 @@ export type Value = number | bigint | boolean | string | Value[] | { [name: stri
 export type Record_ = { [name: string]: Value };
 
 class Truncated extends Error {}
+// Thrown for every optional field past the end of an older layout: preallocated, because
+// building an Error (and its stack) per decoded event costs more than the decode itself.
+const ENDED = new Truncated('buffer ended');
+const VECTOR_TOO_LONG = new Truncated('vector longer than the buffer');
+
+// Events name the same mints, pools and wallets again and again: their base58 text is kept,
+// keyed by the 32 bytes as latin1 (one char per byte, so distinct keys stay distinct).
+const pubkeys = new Map<string, string>();
+
+function pubkeyText(view: Buffer, at: number): string {
+  const key = view.toString('latin1', at, at + 32);
+  let text = pubkeys.get(key);
+  if (text === undefined) {
+    text = base58Encode(view.subarray(at, at + 32));
+    if (pubkeys.size >= 100_000) pubkeys.clear();
+    pubkeys.set(key, text);
+  }
+  return text;
+}
 
 class Reader {
   offset = 0;
   constructor(private readonly view: Buffer) {}
-  take(n: number): Buffer {
-    if (this.offset + n > this.view.length) throw new Truncated('buffer ended');
-    const slice = this.view.subarray(this.offset, this.offset + n);
-    this.offset += n;
-    return slice;
+  /** Start of the next n bytes, which must be there. */
+  private claim(n: number): number {
+    const at = this.offset;
+    if (at + n > this.view.length) throw ENDED;
+    this.offset = at + n;
+    return at;
   }
   read(type: FieldType): Value {
+    const view = this.view;
     if (typeof type === 'object') {
       if ('struct' in type) {
         const out: Record_ = {};
         for (const [name, fieldType] of type.struct) out[name] = this.read(fieldType);
         return out;
       }
-      const count = this.take(4).readUInt32LE(0);
-      if (count > this.view.length) throw new Truncated('vector longer than the buffer');
-      return Array.from({ length: count }, () => this.read(type.vec));
+      const count = view.readUInt32LE(this.claim(4));
+      if (count > view.length) throw VECTOR_TOO_LONG;
+      const items: Value[] = [];
+      for (let i = 0; i < count; i++) items.push(this.read(type.vec));
+      return items;
     }
     switch (type) {
-      case 'u8': return this.take(1).readUInt8(0);
+      case 'u8': return view[this.claim(1)]!;
       case 'bool': {
-        const byte = this.take(1).readUInt8(0);
+        const byte = view[this.claim(1)]!;
         if (byte > 1) throw new RangeError(`invalid bool byte ${byte}`);
         return byte === 1;
       }
-      case 'u16': return this.take(2).readUInt16LE(0);
-      case 'u32': return this.take(4).readUInt32LE(0);
-      case 'i32': return this.take(4).readInt32LE(0);
-      case 'u64': return this.take(8).readBigUInt64LE(0);
-      case 'i64': return this.take(8).readBigInt64LE(0);
+      case 'u16': return view.readUInt16LE(this.claim(2));
+      case 'u32': return view.readUInt32LE(this.claim(4));
+      case 'i32': return view.readInt32LE(this.claim(4));
+      case 'u64': return view.readBigUInt64LE(this.claim(8));
+      case 'i64': return view.readBigInt64LE(this.claim(8));
       case 'u128': {
-        const bytes = this.take(16);
-        return bytes.readBigUInt64LE(0) | (bytes.readBigUInt64LE(8) << 64n);
+        const at = this.claim(16);
+        return view.readBigUInt64LE(at) | (view.readBigUInt64LE(at + 8) << 64n);
       }
-      case 'pubkey': return base58Encode(this.take(32));
+      case 'pubkey': {
+        const at = this.claim(32);
+        return pubkeyText(view, at);
+      }
       case 'string': {
-        const length = this.take(4).readUInt32LE(0);
-        return this.take(length).toString('utf8');
+        const length = view.readUInt32LE(this.claim(4));
+        const at = this.claim(length);
+        return view.toString('utf8', at, at + length);
       }
     }
   }
@@ -100,37 +127,55 @@ function writeValue(parts: Buffer[], type: FieldType, value: Value | undefined, 
     items.forEach((item, i) => writeValue(parts, type.vec, item, `${path}[${i}]`));
     return;
   }
-  const fixed = (size: number, write: (buffer: Buffer) => void) => {
-    const buffer = Buffer.alloc(size);
-    write(buffer);
-    parts.push(buffer);
-  };
   switch (type) {
-    case 'u8': return fixed(1, (b) => b.writeUInt8(Number(value)));
-    case 'bool': return fixed(1, (b) => b.writeUInt8(value ? 1 : 0));
-    case 'u16': return fixed(2, (b) => b.writeUInt16LE(Number(value)));
-    case 'u32': return fixed(4, (b) => b.writeUInt32LE(Number(value)));
-    case 'i32': return fixed(4, (b) => b.writeInt32LE(Number(value)));
-    case 'u64': return fixed(8, (b) => b.writeBigUInt64LE(BigInt(value as bigint)));
-    case 'i64': return fixed(8, (b) => b.writeBigInt64LE(BigInt(value as bigint)));
-    case 'u128': return fixed(16, (b) => {
+    case 'u8': return void sized(parts, 1).writeUInt8(Number(value));
+    case 'bool': return void sized(parts, 1).writeUInt8(value ? 1 : 0);
+    case 'u16': return void sized(parts, 2).writeUInt16LE(Number(value));
+    case 'u32': return void sized(parts, 4).writeUInt32LE(Number(value));
+    case 'i32': return void sized(parts, 4).writeInt32LE(Number(value));
+    case 'u64': return void sized(parts, 8).writeBigUInt64LE(BigInt(value as bigint));
+    case 'i64': return void sized(parts, 8).writeBigInt64LE(BigInt(value as bigint));
+    case 'u128': {
       const big = BigInt(value as bigint);
-      b.writeBigUInt64LE(big & 0xffffffffffffffffn, 0);
-      b.writeBigUInt64LE(big >> 64n, 8);
-    });
+      const buffer = sized(parts, 16);
+      buffer.writeBigUInt64LE(big & 0xffffffffffffffffn, 0);
+      buffer.writeBigUInt64LE(big >> 64n, 8);
+      return;
+    }
     case 'pubkey': {
-      const key = base58Decode(value as string);
-      if (key.length !== 32) throw new RangeError(`${path}: not a 32-byte key`);
-      parts.push(Buffer.from(key));
+      parts.push(pubkeyBytes(value as string, path));
       return;
     }
     case 'string': {
       const text = Buffer.from(value as string, 'utf8');
-      fixed(4, (b) => b.writeUInt32LE(text.length));
+      sized(parts, 4).writeUInt32LE(text.length);
       parts.push(text);
       return;
     }
   }
+}
+
+/** A zeroed buffer of `size` bytes, appended to the parts (no per-field closure). */
+function sized(parts: Buffer[], size: number): Buffer {
+  const buffer = Buffer.alloc(size);
+  parts.push(buffer);
+  return buffer;
+}
+
+// The encoder writes the same keys over and over; the bytes are shared, never written to
+// (encodeFields concatenates the parts into a new buffer).
+const pubkeyBuffers = new Map<string, Buffer>();
+
+function pubkeyBytes(text: string, path: string): Buffer {
+  let bytes = pubkeyBuffers.get(text);
+  if (bytes === undefined) {
+    const key = base58Decode(text);
+    if (key.length !== 32) throw new RangeError(`${path}: not a 32-byte key`);
+    bytes = Buffer.from(key);
+    if (pubkeyBuffers.size >= 100_000) pubkeyBuffers.clear();
+    pubkeyBuffers.set(text, bytes);
+  }
+  return bytes;
 }
 
 /** discriminator ‖ the first `fieldCount` fields (all by default). */

@@ -31,8 +31,18 @@ export interface CallPart {
   feePayer: string;
 }
 
+const ataCache = new Map<string, string>();
+
 export function associatedTokenAddress(owner: string, mint: string, tokenProgram = TOKEN_PROGRAM): string {
-  return findProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM);
+  // The simulator asks for the same (owner, mint) pairs over and over: skip decoding three keys.
+  const key = `${owner}:${mint}:${tokenProgram}`;
+  let address = ataCache.get(key);
+  if (address === undefined) {
+    address = findProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM);
+    if (ataCache.size >= 200_000) ataCache.clear();
+    ataCache.set(key, address);
+  }
+  return address;
 }
 
 /** Anchor instruction discriminator sha256("global:<name>")[0..8]. */

@@ -5,7 +5,7 @@ import { DISC } from './constants.ts';
 import {
   DBC_CURVE_COMPLETE, DBC_SWAP, DBC_SWAP2, type DbcCurveCompleteEvent, type DbcSwap2Event, type DbcSwapEvent,
 } from './layouts.ts';
-import type { TxRecords } from './records.ts';
+import type { SwapFields, TxRecords } from './records.ts';
 import type { RawEvent } from './transaction.ts';
 
 /**
@@ -35,21 +35,20 @@ function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
   const output = e.swapResult.outputAmount;
   const isBuy = e.tradeDirection === 1;
   const { tradingFee, protocolFee, referralFee } = e.swapResult;
-  let curve = {};
-  if ('migrationThreshold' in e && e.migrationThreshold > 0n) {
-    const progress = pct(fromInt(e.quoteReserveAmount), fromInt(e.migrationThreshold));
-    const complete = e.quoteReserveAmount >= e.migrationThreshold;
-    curve = { curve: { progressPct: toString(complete ? fromInt(100) : progress), realQuoteReserves: e.quoteReserveAmount.toString(), complete } };
-  }
-  records.swap({
+  const fields: SwapFields = {
     token: accounts.base, quoteAsset: accounts.quote,
     tokenAmount: (isBuy ? output : input).toString(), tokenDecimals,
     quoteAmount: (isBuy ? input : output).toString(), quoteDecimals,
     side: isBuy ? 'buy' : 'sell',
     trader: accounts.payer, pool: e.pool, dex: 'meteora-dbc', launchpad: 'meteora-dbc',
-    ...curve,
-    fees: { platform: (tradingFee + protocolFee + referralFee).toString() },
-  }, e.currentTimestamp);
+  };
+  if ('migrationThreshold' in e && e.migrationThreshold > 0n) {
+    const progress = pct(fromInt(e.quoteReserveAmount), fromInt(e.migrationThreshold));
+    const complete = e.quoteReserveAmount >= e.migrationThreshold;
+    fields.curve = { progressPct: toString(complete ? fromInt(100) : progress), realQuoteReserves: e.quoteReserveAmount.toString(), complete };
+  }
+  fields.fees = { platform: (tradingFee + protocolFee + referralFee).toString() };
+  records.swap(fields, e.currentTimestamp);
 }
 
 export function decodeMeteoraDbcEvent(records: TxRecords, event: RawEvent): void {

@@ -37,10 +37,11 @@ export function pairFields(records: TxRecords, leg: PairLeg, quote: string): Pic
       ? { token: leg.reservesIn.toString(), quote: leg.reservesOut.toString() }
       : { token: leg.reservesOut.toString(), quote: leg.reservesIn.toString() })
     : undefined;
-  return {
+  const fields: ReturnType<typeof pairFields> = {
     token, quoteAsset: quote, tokenDecimals, quoteDecimals,
     tokenAmount: tokenAmount.toString(), quoteAmount: quoteAmount.toString(),
     side: tokenIsInput ? 'sell' : 'buy',
-    ...(reserves ? { reserves } : {}),
   };
+  if (reserves) fields.reserves = reserves;
+  return fields;
 }

@@ -9,7 +9,7 @@ import {
   type PumpCompleteEvent, type PumpCreateEvent, type PumpMigrationEvent, type PumpTradeEvent,
 } from './layouts.ts';
 import { pumpBondingCurve } from './pda.ts';
-import type { TxRecords } from './records.ts';
+import type { SwapFields, TxRecords } from './records.ts';
 import type { RawEvent } from './transaction.ts';
 
 /** Curve % = (793.1e12 − real_token_reserves) / 793.1e12 · 100, exact, clamped to 0..100. */
@@ -35,7 +35,7 @@ function onTrade(records: TxRecords, t: PumpTradeEvent): void {
   const realQuote = solQuoted ? t.realSolReserves : (t.realQuoteReserves ?? t.realSolReserves);
   // Fees the trader paid on top of (buy) or out of (sell) the curve amount.
   const platformFee = t.fee === undefined ? undefined : t.fee + (t.creatorFee ?? 0n) + (t.buybackFee ?? 0n);
-  records.swap({
+  const fields: SwapFields = {
     token: t.mint,
     quoteAsset,
     tokenAmount: t.tokenAmount.toString(),
@@ -56,9 +56,10 @@ function onTrade(records: TxRecords, t: PumpTradeEvent): void {
       realQuoteReserves: realQuote.toString(),
       complete: t.realTokenReserves === 0n,
     },
-    ...(platformFee === undefined ? {} : { fees: { platform: platformFee.toString() } }),
-    ...(t.mayhemMode === undefined ? {} : { mayhemMode: t.mayhemMode }),
-  }, t.timestamp);
+  };
+  if (platformFee !== undefined) fields.fees = { platform: platformFee.toString() };
+  if (t.mayhemMode !== undefined) fields.mayhemMode = t.mayhemMode;
+  records.swap(fields, t.timestamp);
 }
 
 function onCreate(records: TxRecords, c: PumpCreateEvent): void {

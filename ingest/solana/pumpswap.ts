@@ -5,7 +5,7 @@ import { decodeFields } from './borsh.ts';
 import { DISC, QUOTE_MINTS } from './constants.ts';
 import { PUMPSWAP_BUY, PUMPSWAP_SELL, type PumpSwapEvent } from './layouts.ts';
 import { pairFields } from './pairs.ts';
-import type { TxRecords } from './records.ts';
+import type { SwapFields, TxRecords } from './records.ts';
 import type { RawEvent } from './transaction.ts';
 
 /** Base and quote mints: from the user's token accounts, else the instruction's base_mint/quote_mint (accounts 3, 4). */
@@ -37,13 +37,8 @@ export function decodePumpSwapEvent(records: TxRecords, event: RawEvent): void {
   // Canonical pools trade the coin (base) against SOL (quote); a pool with SOL/USDC as base flips.
   const flipped = QUOTE_MINTS.has(mints.base) && !QUOTE_MINTS.has(mints.quote);
   const quote = flipped ? mints.base : mints.quote;
-  records.swap({
-    ...pairFields(records, leg, quote),
-    trader: e.user,
-    pool: e.pool,
-    dex: 'pumpswap',
-    launchpad: null,
-    // Fees are paid in the pool's quote mint, so they are only in our quote units when not flipped.
-    ...(flipped ? {} : { fees: { dex: e.lpFee.toString(), platform: (e.protocolFee + (e.coinCreatorFee ?? 0n)).toString() } }),
-  }, e.timestamp);
+  const fields: SwapFields = Object.assign(pairFields(records, leg, quote), { trader: e.user, pool: e.pool, dex: 'pumpswap', launchpad: null });
+  // Fees are paid in the pool's quote mint, so they are only in our quote units when not flipped.
+  if (!flipped) fields.fees = { dex: e.lpFee.toString(), platform: (e.protocolFee + (e.coinCreatorFee ?? 0n)).toString() };
+  records.swap(fields, e.timestamp);
 }

@@ -5,7 +5,7 @@ import { DISC } from './constants.ts';
 import { CLMM_SWAP, CPMM_SWAP, LAUNCHLAB_TRADE, type ClmmSwapEvent, type CpmmSwapEvent, type LaunchLabTradeEvent } from './layouts.ts';
 import { chooseQuote, pairFields } from './pairs.ts';
 import { parseRayLog } from './raylog.ts';
-import type { TxRecords } from './records.ts';
+import type { SwapFields, TxRecords } from './records.ts';
 import type { Instruction, RawEvent } from './transaction.ts';
 
 const discOf = (event: RawEvent) => Buffer.from(event.bytes.subarray(0, 8)).toString('hex');
@@ -78,10 +78,9 @@ export function decodeRayLogEvent(records: TxRecords, event: RawEvent): void {
   const leg = pcToCoin
     ? { mintIn: pcMint, mintOut: coinMint, amountIn: log.amountIn, amountOut: log.amountOut, reservesIn: log.poolPc + log.amountIn, reservesOut: log.poolCoin - log.amountOut }
     : { mintIn: coinMint, mintOut: pcMint, amountIn: log.amountIn, amountOut: log.amountOut, reservesIn: log.poolCoin + log.amountIn, reservesOut: log.poolPc - log.amountOut };
-  records.swap({
-    ...pairFields(records, leg, chooseQuote(coinMint, pcMint, pcMint)),
+  records.swap(Object.assign(pairFields(records, leg, chooseQuote(coinMint, pcMint, pcMint)), {
     trader: owner, pool: ix.accounts[1]!, dex: 'raydium-amm-v4', launchpad: null,
-  });
+  }));
 }
 
 /**
@@ -104,11 +103,9 @@ function onCpmm(records: TxRecords, event: RawEvent): void {
   const fees: { dex?: string; platform?: string } = {};
   if (s.tradeFee !== undefined && quoteIsInput) fees.dex = s.tradeFee.toString();
   if (s.creatorFee !== undefined && s.creatorFeeOnInput === quoteIsInput) fees.platform = s.creatorFee.toString();
-  records.swap({
-    ...fields,
-    trader: accounts?.[0] ?? records.feePayer, pool: s.poolId, dex: 'raydium-cpmm', launchpad: null,
-    ...(Object.keys(fees).length > 0 ? { fees } : {}),
-  });
+  const swap: SwapFields = Object.assign(fields, { trader: accounts?.[0] ?? records.feePayer, pool: s.poolId, dex: 'raydium-cpmm', launchpad: null });
+  if (fees.dex !== undefined || fees.platform !== undefined) swap.fees = fees;
+  records.swap(swap);
 }
 
 /**
@@ -126,10 +123,9 @@ function onClmm(records: TxRecords, event: RawEvent): void {
   const leg = s.zeroForOne
     ? { mintIn: mint0, mintOut: mint1, amountIn: s.amount0, amountOut: s.amount1 }
     : { mintIn: mint1, mintOut: mint0, amountIn: s.amount1, amountOut: s.amount0 };
-  records.swap({
-    ...pairFields(records, leg, chooseQuote(mint0, mint1, mint1)),
+  records.swap(Object.assign(pairFields(records, leg, chooseQuote(mint0, mint1, mint1)), {
     trader: s.sender, pool: s.poolState, dex: 'raydium-clmm', launchpad: null,
-  });
+  }));
 }
 
 export function decodeCpmmEvent(records: TxRecords, event: RawEvent): void {

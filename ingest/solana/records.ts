@@ -31,73 +31,99 @@ export interface TxRecords {
 }
 
 export function createTxRecords(tx: SolanaTransaction, keys: string[]): TxRecords {
-  const signature = tx.transaction.signatures[0] ?? '';
-  const accounts = new Map<string, TokenAccount>();
-  const decimals = new Map<string, number>([[WSOL_MINT, SOL_DECIMALS], [USDC_MINT, 6]]);
-  const note = (balance: RpcTokenBalance, phase: 'pre' | 'post') => {
-    const address = keys[balance.accountIndex];
+  return new TransactionRecords(tx, keys);
+}
+
+/** A class, not a closure object: one per transaction, so no per-call method closures. */
+class TransactionRecords implements TxRecords {
+  readonly feePayer: string;
+  private readonly signature: string;
+  private readonly accounts = new Map<string, TokenAccount>();
+  private readonly decimals = new Map<string, number>([[WSOL_MINT, SOL_DECIMALS], [USDC_MINT, 6]]);
+  private readonly swaps: RawSwap[] = [];
+  private readonly events: TokenEvent[] = [];
+  private readonly tokensSeen = new Set<string>();
+  private readonly poolTokens = new Map<string, string>();
+  private nextIndex = 0;
+
+  constructor(private readonly tx: SolanaTransaction, private readonly keys: string[]) {
+    this.signature = tx.transaction.signatures[0] ?? '';
+    this.feePayer = keys[0] ?? '';
+    // Post first: balance events follow postTokenBalances order, then accounts closed by the tx.
+    for (const balance of tx.meta?.postTokenBalances ?? []) this.note(balance, 'post');
+    for (const balance of tx.meta?.preTokenBalances ?? []) this.note(balance, 'pre');
+  }
+
+  private note(balance: RpcTokenBalance, phase: 'pre' | 'post'): void {
+    const address = this.keys[balance.accountIndex];
     if (!address) return;
-    const entry = accounts.get(address) ?? { mint: balance.mint, owner: balance.owner ?? null, decimals: balance.uiTokenAmount.decimals, pre: null, post: null };
+    let entry = this.accounts.get(address);
+    if (!entry) {
+      entry = { mint: balance.mint, owner: balance.owner ?? null, decimals: balance.uiTokenAmount.decimals, pre: null, post: null };
+      this.accounts.set(address, entry);
+    }
     entry[phase] = BigInt(balance.uiTokenAmount.amount);
     entry.owner ??= balance.owner ?? null;
-    accounts.set(address, entry);
-    decimals.set(balance.mint, balance.uiTokenAmount.decimals);
-  };
-  // Post first: balance events follow postTokenBalances order, then accounts closed by the tx.
-  for (const balance of tx.meta?.postTokenBalances ?? []) note(balance, 'post');
-  for (const balance of tx.meta?.preTokenBalances ?? []) note(balance, 'pre');
+    this.decimals.set(balance.mint, balance.uiTokenAmount.decimals);
+  }
 
-  const swaps: RawSwap[] = [];
-  const events: TokenEvent[] = [];
-  const tokensSeen = new Set<string>();
-  const poolTokens = new Map<string, string>();
-  let nextIndex = 0;
-
-  const position = (eventSeconds?: bigint) => {
-    const eventIndex = nextIndex++;
+  private position(eventSeconds?: bigint) {
+    const eventIndex = this.nextIndex++;
     // blockTime is null only for very old or unconfirmed data: fall back to the event's own clock.
-    const seconds = tx.blockTime ?? (eventSeconds !== undefined && eventSeconds > 0n ? Number(eventSeconds) : 0);
+    const seconds = this.tx.blockTime ?? (eventSeconds !== undefined && eventSeconds > 0n ? Number(eventSeconds) : 0);
     return {
-      id: tradeId('solana', signature, eventIndex),
+      id: tradeId('solana', this.signature, eventIndex),
       chain: 'solana' as const,
-      transactionHash: signature,
+      transactionHash: this.signature,
       eventIndex,
-      blockNumber: tx.slot,
+      blockNumber: this.tx.slot,
       blockTime: seconds * 1000,
     };
-  };
+  }
 
-  return {
-    feePayer: keys[0] ?? '',
-    balanceOf: (account) => accounts.get(account) ?? null,
-    decimalsOf: (mint) => decimals.get(mint) ?? null,
-    tokenOfPool: (pool) => poolTokens.get(pool) ?? null,
-    swap(fields, eventSeconds) {
-      const record = { ...position(eventSeconds), ...fields } as RawSwap;
-      if (swaps.length === 0 && tx.meta) record.fees = { ...record.fees, transaction: String(tx.meta.fee) };
-      swaps.push(record);
-      tokensSeen.add(record.token);
-      poolTokens.set(record.pool, record.token);
-    },
-    tokenEvent(fields, eventSeconds) {
-      const record = { ...position(eventSeconds), ...fields } as TokenEvent;
-      if (record.kind === 'created') tokensSeen.add(record.token);
-      events.push(record);
-    },
-    finish() {
-      // Absolute balances after the transaction, per owner and mint, for the tokens it traded.
-      const totals = new Map<string, { mint: string; owner: string; amount: bigint }>();
-      for (const account of accounts.values()) {
-        if (!account.owner || !tokensSeen.has(account.mint)) continue;
-        const key = `${account.mint}|${account.owner}`;
-        const total = totals.get(key) ?? { mint: account.mint, owner: account.owner, amount: 0n };
-        total.amount += account.post ?? 0n; // a closed account (pre only) now holds nothing
-        totals.set(key, total);
-      }
-      for (const total of totals.values()) {
-        events.push({ ...position(), kind: 'balance', token: total.mint, owner: total.owner, amount: total.amount.toString() });
-      }
-      return { swaps, events };
-    },
-  };
+  balanceOf(account: string): TokenAccount | null {
+    return this.accounts.get(account) ?? null;
+  }
+
+  decimalsOf(mint: string): number | null {
+    return this.decimals.get(mint) ?? null;
+  }
+
+  tokenOfPool(pool: string): string | null {
+    return this.poolTokens.get(pool) ?? null;
+  }
+
+  // Object.assign onto the fresh position, not `{ ...a, ...b }`: V8 (Node 20) builds a new
+  // hidden class for every property added after a leading spread, ~2 µs each.
+  swap(fields: SwapFields, eventSeconds?: bigint): void {
+    const record = Object.assign(this.position(eventSeconds), fields) as RawSwap;
+    const meta = this.tx.meta;
+    if (this.swaps.length === 0 && meta) record.fees = Object.assign({}, record.fees, { transaction: String(meta.fee) });
+    this.swaps.push(record);
+    this.tokensSeen.add(record.token);
+    this.poolTokens.set(record.pool, record.token);
+  }
+
+  tokenEvent(fields: TokenEventFields, eventSeconds?: bigint): void {
+    const record = Object.assign(this.position(eventSeconds), fields) as TokenEvent;
+    if (record.kind === 'created') this.tokensSeen.add(record.token);
+    this.events.push(record);
+  }
+
+  finish(): { swaps: RawSwap[]; events: TokenEvent[] } {
+    // Absolute balances after the transaction, per owner and mint, for the tokens it traded.
+    const totals = new Map<string, { mint: string; owner: string; amount: bigint }>();
+    for (const account of this.accounts.values()) {
+      if (!account.owner || !this.tokensSeen.has(account.mint)) continue;
+      const key = `${account.mint}|${account.owner}`;
+      const total = totals.get(key);
+      const amount = account.post ?? 0n; // a closed account (pre only) now holds nothing
+      if (total) total.amount += amount;
+      else totals.set(key, { mint: account.mint, owner: account.owner, amount });
+    }
+    for (const total of totals.values()) {
+      this.events.push(Object.assign(this.position(), { kind: 'balance' as const, token: total.mint, owner: total.owner, amount: total.amount.toString() }));
+    }
+    return { swaps: this.swaps, events: this.events };
+  }
 }

@@ -78,15 +78,20 @@ export function accountKeysOf(tx: SolanaTransaction): string[] {
   return loaded ? [...keys, ...loaded.writable, ...loaded.readonly] : keys;
 }
 
+function keyAt(keys: string[], index: number): string {
+  const value = keys[index];
+  if (value === undefined) throw new RangeError(`account index ${index} outside the ${keys.length} keys`);
+  return value;
+}
+
 function resolve(keys: string[], ix: RpcInstruction, top: number, inner: number): Instruction {
-  const key = (index: number) => {
-    const value = keys[index];
-    if (value === undefined) throw new RangeError(`account index ${index} outside the ${keys.length} keys`);
-    return value;
-  };
+  // No per-call closures: the loader's keepNames wraps each one in a defineProperty call.
+  const programId = keyAt(keys, ix.programIdIndex);
+  const accounts: string[] = new Array(ix.accounts.length);
+  for (let i = 0; i < accounts.length; i++) accounts[i] = keyAt(keys, ix.accounts[i]!);
   return {
-    programId: key(ix.programIdIndex),
-    accounts: ix.accounts.map(key),
+    programId,
+    accounts,
     data: base58Decode(ix.data ?? ''),
     top, inner,
     stackHeight: ix.stackHeight ?? (inner < 0 ? 1 : null),
@@ -162,8 +167,12 @@ function logEvents(logs: readonly string[], groups: { top: Instruction; inner: I
     }
     const exit = EXIT.exec(line);
     if (exit) {
-      const at = stack.map((frame) => frame.programId).lastIndexOf(exit[1]!);
-      if (at >= 0) stack.length = at;
+      const programId = exit[1]!;
+      for (let at = stack.length - 1; at >= 0; at--) {
+        if (stack[at]!.programId !== programId) continue;
+        stack.length = at;
+        break;
+      }
       continue;
     }
     if (line.startsWith('Log truncated')) break;
@@ -190,6 +199,11 @@ function logEvents(logs: readonly string[], groups: { top: Instruction; inner: I
   return events;
 }
 
+/** The bytes as a one-char-per-byte string: a map key, cheaper than hex. */
+function latin1(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+}
+
 function compareOrder(a: RawEvent, b: RawEvent): number {
   for (let i = 0; i < 3; i++) {
     const diff = a.order[i]! - b.order[i]!;
@@ -211,13 +225,13 @@ export function rawEventsOf(tx: SolanaTransaction, groups: { top: Instruction; i
       if (!isEventCpi(ix)) continue;
       const bytes = ix.data.subarray(8);
       cpiEvents.push({ programId: ix.programId, source: 'cpi', kind: 'anchor', bytes, instruction: cpiParent(group, ix), order: [ix.top, ix.inner + 1, 0] });
-      const key = `${ix.top}:${ix.programId}:${Buffer.from(bytes).toString('hex')}`;
+      const key = `${ix.top}:${ix.programId}:${latin1(bytes)}`;
       cpiCopies.set(key, (cpiCopies.get(key) ?? 0) + 1);
     }
   }
   const fromLogs = logEvents(tx.meta?.logMessages ?? [], groups).filter((event) => {
     if (event.kind !== 'anchor') return true;
-    const key = `${event.order[0]}:${event.programId}:${Buffer.from(event.bytes).toString('hex')}`;
+    const key = `${event.order[0]}:${event.programId}:${latin1(event.bytes)}`;
     const copies = cpiCopies.get(key) ?? 0;
     if (copies === 0) return true;
     cpiCopies.set(key, copies - 1);

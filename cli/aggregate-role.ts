@@ -1,0 +1,56 @@
+// The aggregate role. Embedded: one aggregator. Kafka: one instance of a scaled-out set: it runs
+// the whole merge and writes only the partitions the ownership group gives it (aggregators/ownership.ts).
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Context } from '../core/context.ts';
+import { createKafkaLog } from '../core/eventlog/kafka.ts';
+import { createAggregator } from '../aggregators/aggregator.ts';
+import { createOwnership } from '../aggregators/ownership.ts';
+import { snapshotDir, snapshotPath } from '../aggregators/snapshot.ts';
+import type { Runtime } from './runtime.ts';
+
+/** SPOT_AGGREGATOR_ID, else an id generated once into the data dir (a restart keeps its snapshot). */
+export function aggregatorInstanceId(ctx: Context): string {
+  if (ctx.config.aggregatorId) return ctx.config.aggregatorId;
+  const file = path.join(snapshotDir(ctx), 'instance-id');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  try {
+    fs.writeFileSync(file, `agg-${crypto.randomBytes(6).toString('hex')}\n`, { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return fs.readFileSync(file, 'utf8').trim();
+}
+
+export async function startAggregator(runtime: Runtime, name = 'default'): Promise<void> {
+  const { ctx, log } = runtime;
+  const { store, client } = await runtime.store();
+  if (log.kind !== 'kafka' || !ctx.config.kafkaBrokers) {
+    const aggregator = createAggregator(ctx, { log, store, name, snapshotEveryMs: ctx.config.aggregateSnapshotMs });
+    await aggregator.start();
+    runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
+    return;
+  }
+  const instance = aggregatorInstanceId(ctx);
+  const ownersLog = createKafkaLog(ctx, { brokers: ctx.config.kafkaBrokers, clientId: `spot-owners-${instance}`, sessionTimeoutMs: ctx.config.aggregateSessionMs });
+  const ownership = createOwnership(ctx, {
+    log, ownersLog, store, client, instance, snapshotFile: snapshotPath(ctx, instance), handoverMargin: ctx.config.aggregateHandoverMargin,
+  });
+  // The instance's own input group (`spot-aggregator-<id>`) reads every partition; its snapshot is snapshot-<id>.bin.
+  const aggregator = createAggregator(ctx, {
+    log: ownership.log, store: ownership.store, name: instance, snapshotEveryMs: ctx.config.aggregateSnapshotMs,
+    onFlush: (info) => ownership.onFlush(info),
+  });
+  await ownership.start(() => aggregator.processed());
+  runtime.add({ name: 'aggregator-ownership', stop: () => ownership.stop() });
+  await aggregator.start();
+  runtime.add({
+    name: 'aggregator',
+    async stop() {
+      await aggregator.stop();
+      ownership.stopped(aggregator.processed());
+    },
+  });
+  ctx.logger.info({ instance }, 'aggregator instance started (Kafka: partitions owned through group spot-aggregate-owners)');
+}

@@ -1,0 +1,99 @@
+// Tokens as the views hold them: the JSON deflated against a dictionary of the Token schema's
+// shape (about a fifth of the text), plus a slim object with only the fields discovery reads.
+// The full JSON of recently read tokens is kept in a bounded LRU of response Buffers, so hot
+// reads cost a Map lookup and cold ones one inflate (tens of microseconds).
+import zlib from 'node:zlib';
+import type { TSchema } from '@sinclair/typebox';
+import { Token as TokenSchema, type Column, type SortField, type Token } from '../core/schemas.ts';
+import { columnOf, type SortValue } from './discovery-rules.ts';
+
+/** A token version as the views hold it. */
+export interface TokenEntry {
+  key: string;
+  /** The fields discovery filters, sorts and columns read (typed as Token: nothing else is read). */
+  token: Token;
+  /** deflate-raw output as a latin1 string: one byte per byte inside the JS heap, no Buffer object. */
+  packed: string;
+  column: Column | null;
+  sortCache: Partial<Record<SortField, SortValue>>;
+}
+
+export interface TokenPacker {
+  entry(key: string, token: Token): TokenEntry;
+  /** The token's full JSON (the token details body). */
+  body(entry: TokenEntry): Buffer;
+}
+
+/** A JSON value shaped like the schema, strings as "0": the keys and punctuation a token repeats. */
+function skeleton(schema: TSchema): unknown {
+  const s = schema as TSchema & { type?: string; properties?: Record<string, TSchema>; anyOf?: TSchema[]; items?: TSchema; patternProperties?: Record<string, TSchema> };
+  if (s.anyOf) return skeleton(s.anyOf.find((x) => (x as { type?: string }).type !== 'null') ?? s.anyOf[0]!);
+  if (s.type === 'object' && s.properties) return Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, skeleton(v)]));
+  if (s.type === 'array') return [];
+  if (s.type === 'integer' || s.type === 'number') return 0;
+  if (s.type === 'boolean') return false;
+  if (s.type === 'null') return null;
+  return '0';
+}
+
+const STATS_WINDOWS = ['5m', '30m', '1h', '6h', '24h'];
+const DICTIONARY = (() => {
+  const shape = skeleton(TokenSchema) as Record<string, unknown>;
+  // `stats` is a record keyed by window: spell the windows out.
+  const window = (shape.stats as Record<string, unknown> | undefined)?.['5m'] ?? Object.values((shape.stats as object) ?? {})[0];
+  if (window !== undefined) shape.stats = Object.fromEntries(STATS_WINDOWS.map((w) => [w, window]));
+  return Buffer.from(JSON.stringify(shape));
+})();
+
+/** The discovery fields only, copied (no references into the caller's object). */
+function slim(t: Token): Token {
+  const day = t.stats['24h'];
+  const hour = t.stats['1h'];
+  return {
+    chain: t.chain, address: t.address, name: t.name, symbol: t.symbol, creator: t.creator,
+    createdAt: t.createdAt, updatedAt: t.updatedAt,
+    launchpad: t.launchpad, anchorSymbol: t.anchorSymbol, bondingCurvePct: t.bondingCurvePct, graduatedAt: t.graduatedAt,
+    annotations: t.annotations?.some((a) => a.kind === 'mayhem_mode') ? [{ kind: 'mayhem_mode' }] : [],
+    devFunding: { funder: t.devFunding.funder },
+    holders: { count: t.holders.count, devPct: t.holders.devPct, sniperPct: t.holders.sniperPct, top10Pct: t.holders.top10Pct },
+    liquidity: { usd: t.liquidity.usd },
+    marketCap: { usd: t.marketCap.usd },
+    stats: {
+      '24h': { buyCount: day.buyCount, sellCount: day.sellCount, volume: { usd: day.volume.usd } },
+      '1h': { volume: { usd: hour.volume.usd } },
+    },
+    totals: { fees: { dex: { usd: t.totals.fees.dex.usd }, platform: { usd: t.totals.fees.platform.usd } } },
+    metadata: { twitter: t.metadata.twitter, website: t.metadata.website, telegram: t.metadata.telegram, discord: t.metadata.discord },
+  } as unknown as Token;
+}
+
+export function createTokenPacker(options: { hotBodies?: number } = {}): TokenPacker {
+  const capacity = options.hotBodies ?? 1024;
+  // Least recently read first.
+  const hot = new Map<TokenEntry, Buffer>();
+
+  const remember = (entry: TokenEntry, body: Buffer) => {
+    hot.set(entry, body);
+    if (hot.size > capacity) hot.delete(hot.keys().next().value as TokenEntry);
+  };
+
+  return {
+    entry(key, token) {
+      const json = Buffer.from(JSON.stringify(token));
+      // Level 1: a token version is packed once per update, so packing speed matters more than the last bytes.
+      const packed = zlib.deflateRawSync(json, { dictionary: DICTIONARY, level: 1 }).toString('latin1');
+      const entry: TokenEntry = { key, token: slim(token), packed, column: columnOf(token), sortCache: {} };
+      return entry;
+    },
+    body(entry) {
+      let body = hot.get(entry);
+      if (body !== undefined) {
+        hot.delete(entry);
+      } else {
+        body = zlib.inflateRawSync(Buffer.from(entry.packed, 'latin1'), { dictionary: DICTIONARY });
+      }
+      remember(entry, body);
+      return body;
+    },
+  };
+}

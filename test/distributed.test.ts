@@ -1,0 +1,216 @@
+// Distributed mode end to end: every role a separate process on librdkafka's mock Kafka cluster,
+// ClickHouse reached over HTTP (the SQL endpoint on a chDB data dir stands in for a server), two
+// aggregator instances of which one is SIGKILLed mid-stream. The trades, candles, token objects
+// and compacted topics must equal an embedded-mode run over the same simulated log.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createClient } from '@clickhouse/client';
+import { loadConfig } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import { createKafkaLog } from '../core/eventlog/kafka.ts';
+import { embeddedLogPath } from '../core/eventlog/index.ts';
+import type { EventLog } from '../core/eventlog/types.ts';
+import { TOPICS } from '../core/topics.ts';
+import { partitionFor } from '../core/eventlog/partitioner.ts';
+import { dumpTables, latestPerKey } from './fixtures/aggregator-dump.ts';
+import { requireKcat, startKafkaMock, type KafkaMock } from './helpers/kafka-mock.ts';
+import { waitFor } from './helpers/ports.ts';
+
+const SPOT = path.resolve('bin/spot.js');
+const STANDIN = path.resolve('test/fixtures/clickhouse-standin.ts');
+const AGG_CHILD = path.resolve('test/fixtures/aggregator-child.ts');
+const PASSWORD = 'distributed-test-writer';
+// The same simulated log in both runs: seed, pinned clock, chains and history span.
+const SIM_ENV = { SPOT_SIM_SEED: '7', SPOT_SIM_NOW: String(Date.UTC(2026, 0, 5, 12)), SPOT_SIM_WARM_HOURS: '4' };
+const CHAINS = ['--chains', 'solana,bsc'];
+
+type LogLine = Record<string, unknown> & { msg?: string };
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  lines: LogLine[];
+  /** Resolves with the first log line (past or future) the predicate accepts. */
+  line(accept: (line: LogLine) => boolean, timeoutMs: number): Promise<LogLine>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  tail(): string;
+}
+
+const procs: Proc[] = [];
+
+function start(name: string, args: string[], env: Record<string, string>, stdout?: (text: string) => void): Proc {
+  const child = spawn(process.execPath, args, { env: { ...process.env, SPOT_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: LogLine[] = [];
+  const raw: string[] = [];
+  const waiters = new Set<() => void>();
+  readline.createInterface({ input: child.stderr! }).on('line', (text) => {
+    raw.push(text);
+    if (raw.length > 400) raw.shift();
+    try {
+      lines.push(JSON.parse(text) as LogLine);
+    } catch {
+      return;
+    }
+    for (const wake of waiters) wake();
+  });
+  readline.createInterface({ input: child.stdout! }).on('line', (text) => stdout?.(text));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const proc: Proc = {
+    name, child, lines, exited,
+    tail: () => raw.slice(-40).join('\n'),
+    line(accept, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = lines.find(accept);
+          if (!found) return;
+          done();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`${name}: no expected log line within ${timeoutMs} ms; last output:\n${proc.tail()}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        void exited.then(() => {
+          if (!waiters.has(check)) return;
+          done();
+          reject(new Error(`${name} exited before the expected log line; last output:\n${proc.tail()}`));
+        });
+        check();
+      });
+    },
+  };
+  procs.push(proc);
+  return proc;
+}
+
+async function terminate(proc: Proc): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  proc.child.kill('SIGTERM');
+  const { code } = await proc.exited;
+  assert.equal(code, 0, `${proc.name} stopped cleanly; last output:\n${proc.tail()}`);
+}
+
+/** Trade ids published on spot.trades.v1 (at least once; duplicates allowed). */
+async function tradeIds(log: EventLog): Promise<string[]> {
+  const ids = new Set<string>();
+  await log.readToEnd(TOPICS.trades.name, (m) => ids.add((JSON.parse(m.value) as { trade: { id: string } }).trade.id));
+  return [...ids].sort();
+}
+
+if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
+  describe('distributed mode: roles as processes on Kafka, one aggregator SIGKILLed', function () {
+    this.timeout(240_000);
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-distributed-'));
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: root, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    let mock: KafkaMock | null = null;
+
+    after(async () => {
+      for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
+      await Promise.all(procs.map((p) => p.exited));
+      await mock?.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    });
+
+    it('gives the same trades, candles, tokens and topics as an embedded run of the same log', async () => {
+      // 1. The embedded reference: `spot ingest` on an embedded log, then the aggregator on it.
+      const embeddedDir = path.join(root, 'embedded');
+      const t0 = Date.now();
+      const embeddedIngest = start('embedded ingest', [SPOT, 'ingest', ...CHAINS], { ...SIM_ENV, SPOT_DATA_DIR: embeddedDir, SPOT_KAFKA_BROKERS: '', SPOT_CLICKHOUSE_URL: '' });
+      await embeddedIngest.line((l) => l.msg === 'simulator history published', 90_000);
+      await terminate(embeddedIngest);
+      const reference = start('embedded aggregator', ['--import', 'tsx', AGG_CHILD], {
+        SPOT_DATA_DIR: path.join(root, 'embedded-agg'), AGG_LOG_PATH: embeddedLogPath(embeddedDir), AGG_DUMP_PATH: path.join(root, 'embedded-dump.json'),
+      });
+      assert.equal((await reference.exited).code, 0, reference.tail());
+      const expected = JSON.parse(fs.readFileSync(path.join(root, 'embedded-dump.json'), 'utf8')) as Record<string, unknown[]>;
+      assert.ok(expected.trades!.length > 1000, `the simulated log has trades (${expected.trades!.length})`);
+
+      console.log(`      embedded reference: ${Date.now() - t0} ms`);
+      // 2. Kafka, the ClickHouse stand-in, two aggregator instances.
+      mock = await startKafkaMock();
+      const brokers = mock.brokers.join(',');
+      let sqlPort = 0;
+      const standin = start('clickhouse stand-in', ['--import', 'tsx', STANDIN], { SPOT_DATA_DIR: path.join(root, 'clickhouse'), SPOT_SQL_PORT: '0', SPOT_SQL_WRITE_PASSWORD: PASSWORD, SPOT_LOG_LEVEL: 'warn' },
+        (text) => (sqlPort = (JSON.parse(text) as { port: number }).port));
+      await waitFor(async () => (sqlPort > 0 ? true : undefined), 60_000, 'the ClickHouse stand-in');
+      const clickhouseUrl = `http://spot_writer:${PASSWORD}@127.0.0.1:${sqlPort}`;
+      const roleEnv = (dir: string) => ({ SPOT_DATA_DIR: path.join(root, dir), SPOT_KAFKA_BROKERS: brokers, SPOT_CLICKHOUSE_URL: clickhouseUrl });
+      const aggEnv = { SPOT_AGGREGATE_SESSION_MS: '6000', SPOT_AGGREGATE_SNAPSHOT_MS: '400', SPOT_AGGREGATE_HANDOVER_MARGIN: '200' };
+      // 3. `spot ingest` publishes the same simulated history (before the aggregators read it: a
+      // merge that catches up with a live log may order the newest messages differently, and the
+      // comparison is with a replay). Both aggregators then start and split the partitions.
+      const ingest = start('ingest', [SPOT, 'ingest', ...CHAINS], { ...SIM_ENV, ...roleEnv('ingest') });
+      await ingest.line((l) => l.msg === 'simulator history published', 90_000);
+      await terminate(ingest);
+      const holds = (p: Proc) => p.line((l) => l.msg === 'took partition over', 90_000);
+      const a = start('aggregator A', [SPOT, 'aggregate'], { ...roleEnv('agg-a'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-a' });
+      const b = start('aggregator B', [SPOT, 'aggregate'], { ...roleEnv('agg-b'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-b' });
+      // A is killed at its first recorded progress once both instances hold partitions.
+      const bHolds = await holds(b);
+      const progressed = await a.line((l) => l.msg === 'progress recorded' && (l.time as number) > (bHolds.time as number), 90_000);
+      a.child.kill('SIGKILL');
+      assert.equal((await a.exited).signal, 'SIGKILL');
+
+      const kafka = createKafkaLog(ctx, { brokers: mock.brokers, clientId: 'distributed-test', sessionTimeoutMs: 6000 });
+      let total = 0;
+      for (const topic of [TOPICS.swaps.name, TOPICS.tokenEvents.name]) for (const end of (await kafka.endOffsets(topic)).values()) total += end;
+      assert.ok((progressed.processed as number) < total, `A was killed mid-stream (${progressed.processed} of ${total} messages)`);
+
+      console.log(`      A killed at ${progressed.processed} of ${total} messages`);
+      // 4. B takes A's partitions over and completes the tables.
+      await waitFor(async () => (b.lines.filter((l) => l.msg === 'took partition over').length >= 4 ? true : undefined), 90_000, 'B taking over every partition');
+      // chDB in-process prints 64-bit integers as numbers; ClickHouse's HTTP default quotes them.
+      const client = createClient({ url: `http://127.0.0.1:${sqlPort}`, username: 'spot_writer', password: PASSWORD, clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
+      try {
+        let written = 0;
+        await waitFor(async () => {
+          const result = await client.query({ query: 'SELECT count() AS n FROM spot.trades FINAL', format: 'JSONEachRow' });
+          const [row] = await result.json<{ n: string | number }>();
+          written = Number(row?.n);
+          return written === expected.trades!.length ? true : undefined;
+        }, 90_000, `B writing all ${expected.trades!.length} trades`).catch(async (error: Error) => {
+          const notes = (p: Proc) => p.lines.filter((l) => /partition|progress|journal|snapshot/.test(l.msg ?? '')).map((l) => JSON.stringify(l)).join('\n');
+          const result = await client.query({ query: 'SELECT id FROM spot.trades FINAL', format: 'JSONEachRow' });
+          const have = new Set((await result.json<{ id: string }>()).map((r) => r.id));
+          const missing = (expected.trades as Array<{ id: string; chain: string; token: string; timestamp: unknown }>).filter((t) => !have.has(t.id))
+            .map((t) => `${t.id} p${partitionFor(`${t.chain}:${t.token}`, 4)} ${String(t.timestamp)}`);
+          throw new Error(`${error.message} (${written} written of ${total} messages); missing:\n${missing.slice(0, 40).join('\n')}\nA:\n${notes(a)}\nB:\n${notes(b)}`);
+        });
+        const takeovers = b.lines.filter((l) => l.msg === 'took partition over').map((l) => `p${l.partition}@${l.processed} (durable ${l.durable}, ${l.reEmittedTrades} trades re-emitted)`);
+        console.log(`      B took over: ${takeovers.join(', ')}`);
+        await terminate(b);
+        const actual = await dumpTables(client);
+        for (const table of ['trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances', 'identity_trades']) {
+          assert.equal(actual[table]!.length, expected[table]!.length, `rows of ${table}`);
+          assert.deepEqual(actual[table], expected[table], `table ${table}`);
+        }
+      } finally {
+        await client.close();
+      }
+
+      // 5. The compacted topics hold the same latest value per key; every trade was published.
+      const embeddedLog = createEmbeddedLog(ctx, { path: embeddedLogPath(embeddedDir), readonly: true });
+      try {
+        for (const topic of [TOPICS.tokens.name, TOPICS.candles.name]) {
+          assert.deepEqual(await latestPerKey(kafka, topic), await latestPerKey(embeddedLog, topic), topic);
+        }
+        assert.deepEqual(await tradeIds(kafka), await tradeIds(embeddedLog));
+      } finally {
+        await embeddedLog.close();
+        await kafka.close();
+      }
+      await terminate(standin);
+    });
+  });
+}

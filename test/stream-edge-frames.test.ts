@@ -1,0 +1,38 @@
+// Update frame bytes: prefix + seq + shared tail, assembled into one reused buffer.
+import assert from 'node:assert/strict';
+import { createFrameAssembler, updatePrefix, updateTail } from '../stream-edge/update-frames.ts';
+
+describe('stream edge: update frame assembly', () => {
+  const prefix = updatePrefix('spot.trades', 'sub-1');
+
+  it('writes every seq in full, across digit counts, with the data as given', () => {
+    const assembler = createFrameAssembler();
+    const data = JSON.stringify({ id: 't1', name: 'Ünïcode ☃', amount: '1.5' });
+    const tail = updateTail(data);
+    for (const seq of [1, 9, 10, 99, 100, 12_345, 1_000_000, 2 ** 40]) {
+      const text = Buffer.from(assembler.assemble(prefix, seq, tail)).toString('utf8');
+      assert.equal(text, `{"type":"update","channel":"spot.trades","subscriptionId":"sub-1","seq":${seq},"data":${data}}`);
+      assert.deepEqual(JSON.parse(text), { type: 'update', channel: 'spot.trades', subscriptionId: 'sub-1', seq, data: JSON.parse(data) });
+    }
+  });
+
+  it('grows for a frame larger than its buffer and keeps assembling small ones after', () => {
+    const assembler = createFrameAssembler();
+    const big = JSON.stringify({ name: 'z'.repeat(40_000) });
+    const small = JSON.stringify({ name: 'a' });
+    const bigFrame = Buffer.from(assembler.assemble(prefix, 7, updateTail(big))).toString('utf8');
+    assert.equal(JSON.parse(bigFrame).data.name.length, 40_000);
+    const smallFrame = Buffer.from(assembler.assemble(prefix, 8, updateTail(small))).toString('utf8');
+    assert.deepEqual(JSON.parse(smallFrame), { type: 'update', channel: 'spot.trades', subscriptionId: 'sub-1', seq: 8, data: { name: 'a' } });
+  });
+
+  it('hands out views of one buffer: a frame is valid until the next assemble', () => {
+    const assembler = createFrameAssembler();
+    const tail = updateTail('{"x":1}');
+    const first = assembler.assemble(prefix, 1, tail);
+    const copy = Buffer.from(first);
+    assembler.assemble(prefix, 2, tail);
+    assert.equal(first.buffer, assembler.assemble(prefix, 3, tail).buffer);
+    assert.equal(JSON.parse(copy.toString('utf8')).seq, 1);
+  });
+});
