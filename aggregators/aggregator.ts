@@ -37,16 +37,7 @@ export interface AggregatorOptions {
   /** Snapshot after this many messages (default 200000) or this much wall time (default 30 s). */
   snapshotEveryMessages?: number;
   snapshotEveryMs?: number;
-  /**
-   * Called before a flush writes anything, with the input position (next offset per
-   * `topic:partition`) its outputs cover. Given, every flush is synchronous: its topics and store
-   * writes are acknowledged before the next batch is processed (the ownership journal relies on it).
-   */
-  onFlushStart?: (position: Readonly<Record<string, number>>) => void;
-  /**
-   * Called after every flush: pipelined, once the batch's topics are published and its rows
-   * handed to the store writer; synchronous (onFlushStart given), once the store acknowledged.
-   */
+  /** Called after every flush, once the batch's topics are published and its rows handed to the store writer. */
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
 }
 
@@ -77,11 +68,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const flushAfterMs = options.flushAfterMs ?? 100;
   const snapshotEveryMessages = options.snapshotEveryMessages ?? 200_000;
   const snapshotEveryMs = options.snapshotEveryMs ?? 30_000;
-  // Pipelined (default): each processed batch is published at once and its rows are written to
-  // the store behind it. Synchronous (onFlushStart given): flushes of flushEvery messages (or
-  // whatever is there after flushAfterMs), each acknowledged before the next.
-  const synchronous = options.onFlushStart !== undefined;
-  const perFlush = synchronous ? flushEvery : maxBatch;
+  // Pipelined: each processed batch is published at once and its rows are written to the store
+  // behind it; snapshots wait until the store acknowledged everything they cover.
+  const perFlush = maxBatch;
   const viewsEveryMs = options.viewsEveryMs ?? 100;
   const logger = ctx.logger.child({ component: 'aggregator', name });
   const file = snapshotPath(ctx, name);
@@ -164,8 +153,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
   /**
    * Publishes the pending messages' trades and hands their rows to the store writer. Token and
-   * candle views (conflated per token) go out with it on every synchronous flush, when a snapshot
-   * is due, every flushEvery messages while catching up, and viewsEveryMs apart once caught up.
+   * candle views (conflated per token) go out with it when a snapshot is due, every flushEvery messages while catching up, and viewsEveryMs apart once caught up.
    */
   async function flush(): Promise<void> {
     cancelScheduledFlush();
@@ -174,7 +162,6 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     const count = pendingCount;
     pending = newBatchOutput();
     pendingCount = 0;
-    options.onFlushStart?.({ ...state.offsets });
     for (const key of out.changed) viewsChanged.add(key);
     for (const key of out.traded) viewsTraded.add(key);
     viewsMessages += count;
@@ -188,9 +175,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     await sinks.add({ trades: out.trades, candleRows: out.candleRows, tokens: [], tokenEvents: out.tokenEvents, labels: out.labels, balances: out.balances }, count);
     const snapshotDue = state.processed - lastSnapshotProcessed >= snapshotEveryMessages || Date.now() - lastSnapshotAt >= snapshotEveryMs;
-    if (synchronous || snapshotDue || viewsMessages >= flushEvery || (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs)) await flushViews();
+    if (snapshotDue || viewsMessages >= flushEvery || (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs)) await flushViews();
     else scheduleViews();
-    if (synchronous) await sinks.drain();
     ctx.metrics.set('aggregator.processed', state.processed);
     if (snapshotDue) {
       await sinks.drain();
@@ -268,8 +254,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   }
 
   /**
-   * A partial flush waits for more: synchronous, flushAfterMs; pipelined, one event-loop turn, so
-   * the batches of one consumer poll go out together.
+   * A partial flush waits one event-loop turn, so the batches of one consumer poll go out together.
    */
   function scheduleFlush(): void {
     if (cancelFlush || pendingCount === 0) return;
@@ -283,13 +268,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         }
       }).catch(fail);
     };
-    if (synchronous) {
-      const timer = setTimeout(run, flushAfterMs);
-      cancelFlush = () => clearTimeout(timer);
-    } else {
-      const immediate = setImmediate(run);
-      cancelFlush = () => clearImmediate(immediate);
-    }
+    const immediate = setImmediate(run);
+    cancelFlush = () => clearImmediate(immediate);
   }
 
   /** Processes what the merge allows; flushes every perFlush messages, and the rest once caught up or soon after. */
