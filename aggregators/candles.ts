@@ -7,25 +7,7 @@ import { type Dec } from '../core/decimal.ts';
 import type { BaseGranularity, CandleRow, Ohlc } from '../clickhouse/types.ts';
 import { before, type TradeRec } from './windows.ts';
 import { decText } from './format.ts';
-
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-export const TIMEFRAME_MS: Record<Timeframe, number> = {
-  '1s': SECOND, '5s': 5 * SECOND, '15s': 15 * SECOND, '30s': 30 * SECOND,
-  '1m': MINUTE, '3m': 3 * MINUTE, '5m': 5 * MINUTE, '15m': 15 * MINUTE, '30m': 30 * MINUTE,
-  '1h': HOUR, '4h': 4 * HOUR, '6h': 6 * HOUR, '12h': 12 * HOUR, '1d': DAY, '7d': 7 * DAY,
-};
-/** 1970-01-05, the first Monday after the epoch: 7d buckets open on Mondays 00:00 UTC. */
-const MONDAY_MS = 4 * DAY;
-
-export function bucketOf(timeframe: Timeframe, time: number): number {
-  const size = TIMEFRAME_MS[timeframe];
-  const offset = timeframe === '7d' ? MONDAY_MS : 0;
-  return time - ((((time - offset) % size) + size) % size);
-}
+import { bucketStart, TIMEFRAME_MS } from '../core/timeframes.ts';
 
 /** Index of each base granularity in TIMEFRAMES (the store rolls every timeframe up from one). */
 export const BASE_INDEX: Record<BaseGranularity, number> = {
@@ -103,7 +85,7 @@ export function addTrade(open: OpenBuckets, r: TradeRec, closed: Bucket[], close
   const v = values(r);
   for (let i = 0; i < TIMEFRAMES.length; i++) {
     const tf = TIMEFRAMES[i]!;
-    const time = bucketOf(tf, r.t);
+    const time = bucketStart(tf, r.t);
     const b = open[i];
     if (!b || time > b.time) {
       const base = BASE_AT[i];
@@ -169,7 +151,7 @@ export function candleMessage(chain: Chain, token: string, updatedAt: number, op
 
 /** Records of one bucket taken from a token's sorted trade records. */
 export function recordsInBucket(recs: readonly TradeRec[], tf: Timeframe, time: number): TradeRec[] {
-  const end = time + (tf === '7d' ? 7 * DAY : TIMEFRAME_MS[tf]);
+  const end = time + TIMEFRAME_MS[tf];
   return recs.filter((r) => r.t >= time && r.t < end).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }
 

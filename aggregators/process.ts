@@ -6,7 +6,8 @@ import type { Context } from '../core/context.ts';
 import { ZERO, fromUnits, mul } from '../core/decimal.ts';
 import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts';
 import type { BalanceRow, BaseGranularity, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from '../clickhouse/types.ts';
-import { addTrade, bucketFrom, bucketOf, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
+import { addTrade, bucketFrom, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
+import { bucketStart } from '../core/timeframes.ts';
 import { FRESH_WALLET_MS, FOMO_MULTIPLE, PRO_TRADER_TRADES, SNIPER_WINDOW_MS, isInsider, isProTrader, walletKey } from './holders.ts';
 import { isReferencePair, markOf, quoteRate, priceTrade, recordReference, referencePrice, toNative, toUsd, type QuoteRate } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
@@ -154,7 +155,7 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
     metrics.inc('aggregator.late_trades');
     const recs = t.win.recs;
     for (const g of granularities) {
-      const time = bucketOf(g, rec.t);
+      const time = bucketStart(g, rec.t);
       // Every trade of the bucket must still be kept: none dropped, or the oldest kept is older.
       if (t.win.trimmed && !(recs.length > 0 && recs[0]!.t < time)) {
         metrics.inc('aggregator.late_candle_skipped');

@@ -3,50 +3,20 @@
 import type { Candle, Timeframe } from '../core/schemas.ts';
 import type { ClickHouseClient } from './client.ts';
 import type { BaseGranularity, CandleQuery, CandleRow } from './types.ts';
+import { alignmentOffsetMs, bucketStart, TIMEFRAME_MS } from '../core/timeframes.ts';
 
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** Bucket size and the base granularity each timeframe is rolled up from. */
-export const TIMEFRAME_SPEC: Record<Timeframe, { sizeMs: number; base: BaseGranularity }> = {
-  '1s': { sizeMs: SECOND, base: '1s' },
-  '5s': { sizeMs: 5 * SECOND, base: '1s' },
-  '15s': { sizeMs: 15 * SECOND, base: '1s' },
-  '30s': { sizeMs: 30 * SECOND, base: '1s' },
-  '1m': { sizeMs: MINUTE, base: '1m' },
-  '3m': { sizeMs: 3 * MINUTE, base: '1m' },
-  '5m': { sizeMs: 5 * MINUTE, base: '1m' },
-  '15m': { sizeMs: 15 * MINUTE, base: '1m' },
-  '30m': { sizeMs: 30 * MINUTE, base: '1m' },
-  '1h': { sizeMs: HOUR, base: '1h' },
-  '4h': { sizeMs: 4 * HOUR, base: '1h' },
-  '6h': { sizeMs: 6 * HOUR, base: '1h' },
-  '12h': { sizeMs: 12 * HOUR, base: '1h' },
-  '1d': { sizeMs: DAY, base: '1d' },
-  '7d': { sizeMs: 7 * DAY, base: '1d' },
+/** The base granularity each timeframe is rolled up from (the largest that divides it). */
+const BASE_OF: Record<Timeframe, BaseGranularity> = {
+  '1s': '1s', '5s': '1s', '15s': '1s', '30s': '1s',
+  '1m': '1m', '3m': '1m', '5m': '1m', '15m': '1m', '30m': '1m',
+  '1h': '1h', '4h': '1h', '6h': '1h', '12h': '1h',
+  '1d': '1d', '7d': '1d',
 };
-
-/** 1970-01-05 00:00 UTC, the first Monday: 7d buckets start on Mondays; all others on the epoch. */
-const MONDAY_OFFSET_MS = 4 * DAY;
-
-function alignmentOffset(timeframe: Timeframe): number {
-  return timeframe === '7d' ? MONDAY_OFFSET_MS : 0;
-}
-
-const positiveMod = (a: number, b: number) => ((a % b) + b) % b;
-
-/** Open time of the bucket holding `time` (Unix ms). */
-export function bucketStart(timeframe: Timeframe, time: number): number {
-  const { sizeMs } = TIMEFRAME_SPEC[timeframe];
-  return time - positiveMod(time - alignmentOffset(timeframe), sizeMs);
-}
 
 /** First bucket open time at or after `time`. */
 function bucketStartAtOrAfter(timeframe: Timeframe, time: number): number {
   const start = bucketStart(timeframe, time);
-  return start === time ? start : start + TIMEFRAME_SPEC[timeframe].sizeMs;
+  return start === time ? start : start + TIMEFRAME_MS[timeframe];
 }
 
 // Column names come from this fixed map (never from input); values are always bound parameters.
@@ -92,14 +62,13 @@ interface CandleResultRow {
 
 /** The newest `limit` traded buckets of the window, oldest first. */
 export async function queryCandles(client: ClickHouseClient, query: CandleQuery): Promise<Candle[]> {
-  const spec = TIMEFRAME_SPEC[query.timeframe];
   if (query.limit <= 0) return [];
   const params: Record<string, unknown> = {
     chain: query.chain,
     token: query.token,
-    granularity: spec.base,
-    offset: alignmentOffset(query.timeframe),
-    size: spec.sizeMs,
+    granularity: BASE_OF[query.timeframe],
+    offset: alignmentOffsetMs(query.timeframe),
+    size: TIMEFRAME_MS[query.timeframe],
     limit: Math.floor(query.limit),
   };
   // A bucket is in the window when its open time is in [from, to): that is exactly the base
