@@ -67,7 +67,9 @@ function parseArgs(args: string[]): Options {
 }
 
 function runChild(name: string, spec: ScenarioSpec, params: Record<string, unknown>, cpuProfDir: string | null): Promise<ScenarioResult> {
-  const nodeArgs = [...(spec.nodeArgs ?? []), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [])];
+  // One folder per scenario and Node's default file names (they carry the thread id), so the
+  // tsx loader thread's profile does not overwrite the main thread's.
+  const nodeArgs = [...(spec.nodeArgs ?? []), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProfDir, name)}`] : [])];
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(BENCH_DIR, 'scenarios', spec.file), JSON.stringify(params)], {
     cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'],
   });

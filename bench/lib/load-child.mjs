@@ -1,16 +1,9 @@
 // Load generator process: autocannon with a fixed connection count and duration, every response
 // time kept (autocannon's own histogram rounds to whole ms). Prints one JSON line on stdout.
 // argv[2]: {url, method, headers, body?, connections, durationSeconds}. Plain JavaScript, so
-// it starts without the TypeScript loader; summarize() matches stats.ts.
+// it starts without the TypeScript loader; summarize.mjs matches stats.ts.
 import autocannon from 'autocannon';
-
-function summarize(samples) {
-  const sorted = Float64Array.from(samples).sort();
-  const at = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] : Number.NaN);
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  return { count: sorted.length, mean: sorted.length ? sum / sorted.length : Number.NaN, p50: at(50), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1] : Number.NaN };
-}
+import { summarize } from './summarize.mjs';
 
 const params = JSON.parse(process.argv[2] ?? '{}');
 const times = [];

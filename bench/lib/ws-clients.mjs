@@ -5,17 +5,10 @@
 //   child  → {type:'ready', connections} | {type:'stats', ...} | {type:'latency', ...} | {type:'error', message}
 // Plain JavaScript so it starts without the TypeScript loader; params are ClientOptions (clients.ts).
 import WebSocket from 'ws';
+import { summarize } from './summarize.mjs';
 
 /** Wall-clock epoch ms with sub-ms precision (as scenario.ts epochNow). */
 const epochNow = () => performance.timeOrigin + performance.now();
-
-function summarize(samples) {
-  const sorted = Float64Array.from(samples).sort();
-  const at = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] : Number.NaN);
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  return { count: sorted.length, mean: sorted.length ? sum / sorted.length : Number.NaN, p50: at(50), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1] : Number.NaN };
-}
 
 const params = JSON.parse(process.argv[2] ?? '{}');
 const send = (message) => process.send?.(message);
