@@ -20,6 +20,7 @@ import type { CursorStore, EvmCursor } from '../cursor-store.ts';
 import type { IngestPublisher } from '../publisher.ts';
 import { createEvmResolver } from './evm-resolver.ts';
 import {
+  createWakeableSleep,
   createHttpRpc, isTransient, isWsUrl, JsonRpcError, RpcTransportError, keepConnected, redactUrl, sleep, swapScheme, withRetry,
   type KeptConnection, type RpcCaller,
 } from './json-rpc.ts';
@@ -102,7 +103,7 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
   /** Ranges done since the last halving: the range grows back only after a quiet stretch. */
   let rangeStreak = 0;
   let stopped = false;
-  let wake: (() => void) | null = null;
+  const pause = createWakeableSleep();
   let loop: Promise<void> | null = null;
 
   const hex = (n: number) => `0x${n.toString(16)}`;
@@ -273,14 +274,7 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
         continue;
       }
       if (caughtUp && !stopped) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pollInterval);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = null;
+        await pause.sleep(pollInterval);
       }
     }
   }
@@ -293,8 +287,8 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
           url: options.url,
           name: `evm-ws-${chain}`,
           onOpen: async (connection) => {
-            await connection.subscribe('eth_subscribe', ['newHeads'], () => (wake as (() => void) | null)?.());
-            (wake as (() => void) | null)?.();
+            await connection.subscribe('eth_subscribe', ['newHeads'], () => pause.wake());
+            pause.wake();
           },
         });
       }
@@ -302,7 +296,7 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     },
     async stop() {
       stopped = true;
-      (wake as (() => void) | null)?.();
+      pause.wake();
       await socket?.stop();
       await loop;
     },

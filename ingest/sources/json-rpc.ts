@@ -188,7 +188,7 @@ export function keepConnected(ctx: Context, options: {
   const maxDelay = options.maxDelayMs ?? 30_000;
   let stopped = false;
   let connection: WsRpcConnection | null = null;
-  let wake: (() => void) | null = null;
+  const pause = createWakeableSleep();
 
   const loop = (async () => {
     let delay = minDelay;
@@ -217,14 +217,7 @@ export function keepConnected(ctx: Context, options: {
         logger.warn({ err: (error as Error).message, retryInMs: delay }, 'websocket connect failed');
       }
       if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = null;
+      await pause.sleep(delay);
       delay = Math.min(maxDelay, delay * 2);
     }
   })();
@@ -234,7 +227,7 @@ export function keepConnected(ctx: Context, options: {
     async stop() {
       stopped = true;
       connection?.close();
-      (wake as (() => void) | null)?.();
+      pause.wake();
       await loop;
     },
   };
@@ -264,6 +257,32 @@ export function redactUrl(url: string): string {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A pause that `wake()` ends early: a poll loop's wait that a notification or stop() cuts short. */
+export interface WakeableSleep {
+  sleep(ms: number): Promise<void>;
+  wake(): void;
+}
+
+export function createWakeableSleep(): WakeableSleep {
+  let wake: (() => void) | null = null;
+  return {
+    sleep(ms) {
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          wake = null;
+          resolve();
+        }, ms);
+        wake = () => {
+          clearTimeout(timer);
+          wake = null;
+          resolve();
+        };
+      });
+    },
+    wake: () => wake?.(),
+  };
 }
 
 /** Retries transient failures (transport errors, rate limits, node-side internal errors) with backoff. */
