@@ -36,6 +36,9 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   bench: async () => (await import('../bench/run.ts')).benchCommand,
 };
 
+/** The `spot` subcommands (docker-compose.yml and the README name only these). */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
 /** Pulls `--name value` flags into environment overrides, so flags and variables share one validator. */
 export function applyFlags(args: string[], env: Record<string, string | undefined>): { rest: string[]; env: Record<string, string | undefined> } {
   const flagToEnv: Record<string, string> = {
