@@ -142,6 +142,38 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       for (const offset of committed.values()) assert.equal(offset, -1);
     });
 
+    it('commits only through commit() in manual mode, only while running; stop commits nothing', async () => {
+      const topic = name('manual');
+      const group = name('g');
+      await log.produce(topic, messages(24, 6));
+      const consumer = log.consumer({ group, topics: [topic], commit: 'manual' });
+      await consumer.seek(topic, 0, 0); // a seek moves the position, it commits nothing
+      const received: LogMessage[] = [];
+      let committedWhileRunning: Map<number, number> | null = null;
+      let done!: () => void;
+      const enough = new Promise<void>((resolve) => (done = resolve));
+      const running = consumer.run(async (batch) => {
+        received.push(...batch.messages);
+        if (received.length >= 24) done();
+      });
+      await Promise.race([enough, running]);
+      committedWhileRunning = await consumer.committed(topic);
+      for (const offset of committedWhileRunning.values()) assert.equal(offset, -1, 'nothing committed by batches');
+      // The sinks acknowledged half of one partition: that, and only that, is committed.
+      const [partition, end] = [...(await log.endOffsets(topic))].find(([, e]) => e >= 2)!;
+      await consumer.commit([{ topic, partition, offset: Math.floor(end / 2) }]);
+      assert.equal((await consumer.committed(topic)).get(partition), Math.floor(end / 2));
+      await consumer.stop();
+      await running;
+      assert.equal((await consumer.committed(topic)).get(partition), Math.floor(end / 2), 'stop commits nothing');
+      await assert.rejects(consumer.commit([{ topic, partition, offset: end }]), /not running/);
+      // A new member resumes from the committed positions only.
+      const rest = 24 - Math.floor(end / 2);
+      const again = await consume(log.consumer({ group, topics: [topic] }), rest);
+      assert.equal(again.filter((m) => m.partition === partition).length, end - Math.floor(end / 2));
+      assert.equal(again.length, rest);
+    });
+
     it('lets a second group read the same topic independently', async () => {
       const topic = name('groups');
       const [a, b] = [name('ga'), name('gb')];

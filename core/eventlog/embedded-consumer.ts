@@ -94,8 +94,9 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
   const { store, notifier, coordinator } = deps;
   const logger = deps.logger.child({ group: options.group });
   const maxBatch = options.maxBatchSize ?? DEFAULT_MAX_BATCH;
+  const manual = options.commit === 'manual';
   const owned = new Map<string, TopicPartition & { position: number }>();
-  /** Seeks not yet applied to an owned partition's position (already committed). */
+  /** Seeks not yet applied to an owned partition's position (already committed, unless manual). */
   const pendingSeeks = new Map<string, number>();
   let wakeUp = () => {};
   /** Set by wake-ups (seek, group change) that land while the loop is busy, so it does not sleep through them. */
@@ -112,7 +113,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
   const metaOf = (name: string) => topics.find((t) => t.name === name) ?? deps.topicFor(name);
 
   function seek(topic: string, partition: number, offset: number): void {
-    store.commit(options.group, metaOf(topic), partition, offset);
+    if (!manual) store.commit(options.group, metaOf(topic), partition, offset);
     pendingSeeks.set(tpKey({ topic, partition }), offset);
     wake();
   }
@@ -135,7 +136,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
       const meta = metaOf(tp.topic);
       const committed = store.committed(options.group, meta).get(tp.partition);
       const start = options.start === 'latest' ? (store.endOffsets(meta).get(tp.partition) ?? 0) : 0;
-      owned.set(tpKey(tp), { ...tp, position: committed ?? start });
+      owned.set(tpKey(tp), { ...tp, position: pendingSeeks.get(tpKey(tp)) ?? committed ?? start });
       pendingSeeks.delete(tpKey(tp));
     }
     await options.onAssign?.(claimed);
@@ -160,7 +161,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
         delivered = true;
         if (pendingSeeks.has(key)) continue; // a seek during the batch wins over its commit
         tp.position = messages[messages.length - 1]!.offset + 1;
-        store.commit(options.group, metaOf(tp.topic), tp.partition, tp.position);
+        if (!manual) store.commit(options.group, metaOf(tp.topic), tp.partition, tp.position);
       }
       if (!delivered && !stopping && !signalled) {
         await new Promise<void>((resolve) => {
@@ -199,6 +200,10 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
     async seekToTime(topic, timestamp) {
       const meta = metaOf(topic);
       for (let p = 0; p < meta.partitions; p++) seek(topic, p, store.offsetForTime(meta, p, timestamp));
+    },
+    async commit(positions) {
+      if (!loop || stopping) throw new Error(`consumer of group ${options.group} is not running; nothing committed`);
+      for (const p of positions) store.commit(options.group, metaOf(p.topic), p.partition, p.offset);
     },
     async committed(topic) {
       const meta = metaOf(topic);

@@ -1,6 +1,7 @@
 // A consumer-group member over kafkajs with the EventLog contract:
 // - eachBatch with autoCommit off; a batch's offsets are committed only after the handler resolved
-//   (kafkajs batches are cut into maxBatchSize chunks, each committed on its own).
+//   (kafkajs batches are cut into maxBatchSize chunks, each committed on its own), or, with commit
+//   'manual', only by commit().
 // - onAssign/onRevoke come from kafkajs GROUP_JOIN events (best effort): each join's assignment is
 //   diffed with the previous one; onRevoke(lost) then onAssign(gained) run after the batch in
 //   flight finished and before the next batch is handed over. On stop, onRevoke gets everything.
@@ -38,6 +39,7 @@ export function toLogMessage(topic: string, partition: number, message: kafkajs.
 export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOptions): Consumer {
   const logger = deps.logger.child({ group: options.group });
   const maxBatch = options.maxBatchSize ?? DEFAULT_MAX_BATCH;
+  const manual = options.commit === 'manual';
   const consumer = deps.kafka.consumer({
     groupId: options.group,
     sessionTimeout: deps.sessionTimeoutMs,
@@ -126,6 +128,7 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
       if (first !== -1) skipBefore.delete(key);
     }
     if (messages.length === 0) {
+      if (manual) return;
       await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
       return;
     }
@@ -140,7 +143,7 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
         return;
       }
       if (seekGeneration.get(key) !== generation) return; // a seek during the batch wins over its commit
-      await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(chunk[chunk.length - 1]!.offset + 1) }]);
+      if (!manual) await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(chunk[chunk.length - 1]!.offset + 1) }]);
       await payload.heartbeat();
     }
   }
@@ -177,6 +180,12 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
           seek(topic, partition, Number(offset));
         }
       }
+    },
+    async commit(positions) {
+      // Offsets are committed through the member's group session.
+      if (!lifetime || !joined || stopping || failure) throw new Error(`consumer of group ${options.group} is not running; nothing committed`);
+      if (positions.length === 0) return;
+      await consumer.commitOffsets(positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.offset) })));
     },
     async committed(topic) {
       const admin = await deps.admin();

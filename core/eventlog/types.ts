@@ -45,6 +45,11 @@ export interface ConsumerOptions {
   start?: 'earliest' | 'latest';
   /** Upper bound of messages handed to one eachBatch call. */
   maxBatchSize?: number;
+  /**
+   * 'batch' (default): a batch's offsets are committed once eachBatch resolved. 'manual': only
+   * commit() commits (a consumer whose sinks acknowledge later than eachBatch returns).
+   */
+  commit?: 'batch' | 'manual';
   /** Called when partitions are assigned to this member, before their first batch. */
   onAssign?: (partitions: TopicPartition[]) => Promise<void> | void;
   /** Called when partitions are taken away, after their last batch finished. */
@@ -54,13 +59,15 @@ export interface ConsumerOptions {
 export interface Consumer {
   /**
    * Delivers batches in offset order per partition. The offset after a batch is committed
-   * only once `eachBatch` resolved; a throw stops the consumer without committing.
+   * only once `eachBatch` resolved (commit 'batch'); a throw stops the consumer without committing.
    */
   run(eachBatch: (batch: Batch) => Promise<void>): Promise<void>;
   /** Moves the group's position (before or during run). */
   seek(topic: string, partition: number, offset: number): Promise<void>;
   /** Moves every partition of `topic` to the first message with timestamp >= `timestamp`. */
   seekToTime(topic: string, timestamp: number): Promise<void>;
+  /** Commits these positions (next offset to read) for the group; only while run() is active (rejects otherwise). */
+  commit(positions: Array<{ topic: string; partition: number; offset: number }>): Promise<void>;
   /** Committed offset (next to read) per partition of a topic; -1 where none. */
   committed(topic: string): Promise<Map<number, number>>;
   /** Stops fetching, waits for the batch in flight, commits it, leaves the group. */
