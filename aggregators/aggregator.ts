@@ -34,6 +34,10 @@ export interface AggregatorOptions {
   flushAfterMs?: number;
   /** Pipelined and caught up: longest wait before changed tokens and open candles are published, ms (default 100). */
   viewsEveryMs?: number;
+  /** Live views are built in slices of about this much work, ms, each yielding to waiting input (default 1). */
+  viewsSliceMs?: number;
+  /** Publishing trades: longest processing (a backlog) runs before its trades are published, ms (default 4). */
+  tradesEveryMs?: number;
   /** Snapshot after this many messages (default 200000) or this much wall time (default 30 s). */
   snapshotEveryMessages?: number;
   snapshotEveryMs?: number;
@@ -56,6 +60,18 @@ export interface Aggregator {
 }
 
 const INPUTS = [TOPICS.tokenEvents.name, TOPICS.swaps.name];
+/** Unprocessed input messages up to which the aggregator counts as live (tradesEveryMs applies). */
+const LIVE_BACKLOG = 2000;
+
+/** The tokens whose views one pass builds (taken when it began), and its messages so far. */
+interface ViewsPass {
+  changed: string[];
+  traded: string[];
+  nextChanged: number;
+  nextTraded: number;
+  tokenMessages: ProduceMessage[];
+  candleMessages: ProduceMessage[];
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createAggregator(ctx: Context, options: AggregatorOptions): Aggregator {
@@ -71,6 +87,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   // Pipelined: each processed batch is published at once and its rows are written to the store
   // behind it; snapshots wait until the store acknowledged everything they cover.
   const perFlush = maxBatch;
+  // Live, a short backlog (a stall) goes out in pieces: its first trades do not wait for all of it.
+  // Catching up on a long one, flushes stay perFlush messages apart (each costs a produce).
+  const tradesEveryMs = publish && publishTrades ? options.tradesEveryMs ?? 4 : Number.POSITIVE_INFINITY;
   const viewsEveryMs = options.viewsEveryMs ?? 100;
   const logger = ctx.logger.child({ component: 'aggregator', name });
   const file = snapshotPath(ctx, name);
@@ -83,12 +102,19 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   let failure: Error | null = null;
   let pending: BatchOutput = newBatchOutput();
   let pendingCount = 0;
+  /** When the first pending message was processed (performance.now()). */
+  let pendingSince = 0;
+  /** Input messages not yet processed, as of the last refreshEnds(). */
+  let backlog = 0;
   /** Tokens whose views (token object; open candles when traded) are not yet published. */
   let viewsChanged = new Set<string>();
   let viewsTraded = new Set<string>();
   let lastViewsAt = 0;
   let viewsMessages = 0;
   let cancelViews: (() => void) | null = null;
+  /** The views pass being built in slices (live), if any. */
+  let viewsPass: ViewsPass | null = null;
+  const viewsSliceMs = options.viewsSliceMs ?? 1;
   /** Cancels the scheduled flush, when one is scheduled. */
   let cancelFlush: (() => void) | null = null;
   let lastSnapshotAt = Date.now();
@@ -107,9 +133,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   }
 
   async function refreshEnds(): Promise<void> {
+    let behind = 0;
     for (const topic of INPUTS) {
-      for (const [partition, end] of await log.endOffsets(topic)) merger.setEnd(topic, partition, end);
+      for (const [partition, end] of await log.endOffsets(topic)) {
+        merger.setEnd(topic, partition, end);
+        behind += Math.max(0, end - (state.offsets[`${topic}:${partition}`] ?? 0));
+      }
     }
+    backlog = behind;
   }
 
   function parse(batch: Batch): MergeItem<RawSwap | TokenEvent>[] {
@@ -135,12 +166,17 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     return items;
   }
 
-  /** Processes what the merge allows until perFlush messages are pending. */
+  /** Live (short backlog): true once the pending messages' trades have waited tradesEveryMs for more processing. */
+  const overdue = () => backlog <= LIVE_BACKLOG && pendingCount > 0 && performance.now() - pendingSince >= tradesEveryMs;
+
+  /** Processes what the merge allows until perFlush messages are pending or their trades are overdue. */
   function processAvailable(): void {
     const p = processor!;
     while (pendingCount < perFlush) {
+      if ((pendingCount & 31) === 31 && overdue()) return;
       const item = merger.next();
       if (!item) return;
+      if (pendingCount === 0) pendingSince = performance.now();
       if (item.value !== null) {
         if (item.rank === 1) p.swap(item.value as RawSwap, pending);
         else p.event(item.value as TokenEvent, item.raw, pending);
@@ -153,7 +189,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
   /**
    * Publishes the pending messages' trades and hands their rows to the store writer. Token and
-   * candle views (conflated per token) go out with it when a snapshot is due, every flushEvery messages while catching up, and viewsEveryMs apart once caught up.
+   * candle views (conflated per token) are built whole when a snapshot is due or every flushEvery
+   * messages while catching up; once caught up, a pass starts viewsEveryMs apart and is built in
+   * slices between input batches, so a trade never waits behind a whole pass.
    */
   async function flush(): Promise<void> {
     cancelScheduledFlush();
@@ -175,7 +213,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     await sinks.add({ trades: out.trades, candleRows: out.candleRows, tokens: [], tokenEvents: out.tokenEvents, labels: out.labels, balances: out.balances }, count);
     const snapshotDue = state.processed - lastSnapshotProcessed >= snapshotEveryMessages || Date.now() - lastSnapshotAt >= snapshotEveryMs;
-    if (snapshotDue || viewsMessages >= flushEvery || (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs)) await flushViews();
+    if (snapshotDue || viewsMessages >= flushEvery) await flushViews();
+    else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
     else scheduleViews();
     ctx.metrics.set('aggregator.processed', state.processed);
     if (snapshotDue) {
@@ -185,50 +224,98 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     options.onFlush?.({ processed: state.processed, snapshot: snapshotDue });
   }
 
-  /** Token objects and open candles of the tokens changed since the last call: published, then handed to the store writer. */
+  /** Every view changed so far, whole: the pass in progress is finished, then one more for the rest. */
   async function flushViews(): Promise<void> {
+    if (viewsPass) await buildViews(viewsPass, Number.POSITIVE_INFINITY);
+    if (viewsChanged.size === 0 && viewsTraded.size === 0) {
+      cancelViews?.();
+      cancelViews = null;
+      lastViewsAt = Date.now();
+      viewsMessages = 0;
+      return;
+    }
+    await buildViews(beginViewsPass(), Number.POSITIVE_INFINITY);
+  }
+
+  /** Takes the tokens changed so far into a new pass; later changes wait for the next one. */
+  function beginViewsPass(): ViewsPass {
     cancelViews?.();
     cancelViews = null;
     lastViewsAt = Date.now();
     viewsMessages = 0;
-    if (viewsChanged.size === 0 && viewsTraded.size === 0) return;
-    const changed = viewsChanged;
-    const traded = viewsTraded;
+    const pass: ViewsPass = { changed: [...viewsChanged], traded: [...viewsTraded], nextChanged: 0, nextTraded: 0, tokenMessages: [], candleMessages: [] };
     viewsChanged = new Set();
     viewsTraded = new Set();
+    viewsPass = pass;
+    return pass;
+  }
+
+  /** Live: a pass built one slice per event-loop turn; input that arrived meanwhile goes first (serial order). */
+  function startViewsPass(): void {
+    if (viewsPass || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
+    const pass = beginViewsPass();
+    const slice = () => {
+      if (viewsPass !== pass) return; // finished by a whole flushViews meanwhile
+      void serial(async () => {
+        if (viewsPass !== pass || failure) return;
+        await buildViews(pass, performance.now() + viewsSliceMs);
+        if (viewsPass === pass) setImmediate(slice);
+        else scheduleViews(); // tokens changed while this pass was built
+      }).catch(fail);
+    };
+    setImmediate(slice);
+  }
+
+  /**
+   * Builds the pass's token objects and open candles until `deadline` (at least one token), hands
+   * their rows to the store writer at once (the dirty flags they clear are then covered), and
+   * publishes the pass's messages once it is complete.
+   */
+  async function buildViews(pass: ViewsPass, deadline: number): Promise<void> {
     const tokens: Token[] = [];
     const candleRows: CandleRow[] = [];
-    const candleMessages: ProduceMessage[] = [];
-    for (const key of changed) {
+    let built = 0;
+    const more = () => built === 0 || deadline === Number.POSITIVE_INFINITY || performance.now() < deadline;
+    while (pass.nextChanged < pass.changed.length && more()) {
+      const key = pass.changed[pass.nextChanged++]!;
       const t = state.tokens.get(key);
-      if (t) tokens.push(buildToken(t, state.wallets));
+      if (!t) continue;
+      const token = buildToken(t, state.wallets);
+      tokens.push(token);
+      if (publish) {
+        assertTopicValue(TOPICS.tokens, token);
+        pass.tokenMessages.push({ key: tokenKey(token.chain, token.address), value: JSON.stringify(token), timestamp: token.updatedAt });
+      }
+      built++;
     }
-    for (const key of traded) {
+    while (pass.nextTraded < pass.traded.length && more()) {
+      const key = pass.traded[pass.nextTraded++]!;
       const t = state.tokens.get(key)!;
       for (const row of dirtyBaseRows(t.chain, t.address, t.candles)) candleRows.push(row);
+      built++;
       if (!publish) continue;
       const message = candleMessage(t.chain, t.address, t.updatedAt, t.candles);
       if (message) {
         assertTopicValue(TOPICS.candles, message);
-        candleMessages.push({ key, value: JSON.stringify(message), timestamp: message.updatedAt });
+        pass.candleMessages.push({ key, value: JSON.stringify(message), timestamp: message.updatedAt });
       }
     }
-    if (publish && tokens.length > 0) {
-      await log.produce(TOPICS.tokens.name, tokens.map((t) => {
-        assertTopicValue(TOPICS.tokens, t);
-        return { key: tokenKey(t.chain, t.address), value: JSON.stringify(t), timestamp: t.updatedAt };
-      }));
+    const complete = pass.nextChanged >= pass.changed.length && pass.nextTraded >= pass.traded.length;
+    if (complete && viewsPass === pass) viewsPass = null;
+    if (tokens.length > 0 || candleRows.length > 0) {
+      await sinks.add({ trades: [], candleRows, tokens, tokenEvents: [], labels: new Map(), balances: new Map() }, 0);
     }
-    if (candleMessages.length > 0) await log.produce(TOPICS.candles.name, candleMessages);
-    await sinks.add({ trades: [], candleRows, tokens, tokenEvents: [], labels: new Map(), balances: new Map() }, 0);
+    if (!complete) return;
+    if (pass.tokenMessages.length > 0) await log.produce(TOPICS.tokens.name, pass.tokenMessages);
+    if (pass.candleMessages.length > 0) await log.produce(TOPICS.candles.name, pass.candleMessages);
   }
 
   function scheduleViews(): void {
-    if (cancelViews || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
+    if (cancelViews || viewsPass || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
     const timer = setTimeout(() => {
       cancelViews = null;
       // While catching up, views wait for flushEvery messages (intermediate ones are wasted work).
-      if (merger.caughtUp()) void serial(flushViews).catch(fail);
+      if (merger.caughtUp()) startViewsPass();
     }, Math.max(0, lastViewsAt + viewsEveryMs - Date.now()));
     cancelViews = () => clearTimeout(timer);
   }
@@ -272,13 +359,13 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     cancelFlush = () => clearImmediate(immediate);
   }
 
-  /** Processes what the merge allows; flushes every perFlush messages, and the rest once caught up or soon after. */
+  /** Processes what the merge allows; flushes every perFlush messages or tradesEveryMs, and the rest once caught up or soon after. */
   async function pump(): Promise<void> {
     await refreshEnds();
     for (;;) {
       processAvailable();
       if (pendingCount === 0) return;
-      if (pendingCount < perFlush && !merger.caughtUp()) break;
+      if (pendingCount < perFlush && !merger.caughtUp() && !overdue()) break;
       await flush();
     }
     scheduleFlush();

@@ -6,7 +6,7 @@ import type { CandleUpdateMessage } from '../core/topics.ts';
 import { type Dec } from '../core/decimal.ts';
 import type { BaseGranularity, CandleRow, Ohlc } from '../clickhouse/types.ts';
 import { before, type TradeRec } from './windows.ts';
-import { decText } from './format.ts';
+import { decNumber, decText } from './format.ts';
 import { bucketStart, TIMEFRAME_MS } from '../core/timeframes.ts';
 
 /** Index of each base granularity in TIMEFRAMES (the store rolls every timeframe up from one). */
@@ -14,6 +14,7 @@ export const BASE_INDEX: Record<BaseGranularity, number> = {
   '1s': TIMEFRAMES.indexOf('1s'), '1m': TIMEFRAMES.indexOf('1m'), '1h': TIMEFRAMES.indexOf('1h'), '1d': TIMEFRAMES.indexOf('1d'),
 };
 const BASES = Object.keys(BASE_INDEX) as BaseGranularity[];
+const SIZE_AT: number[] = TIMEFRAMES.map((tf) => TIMEFRAME_MS[tf]);
 const BASE_AT: Array<BaseGranularity | undefined> = TIMEFRAMES.map((_, i) => BASES.find((g) => BASE_INDEX[g] === i));
 
 // Metric slots: price native, price usd, market cap native, market cap usd.
@@ -84,9 +85,13 @@ export function newOpenBuckets(): OpenBuckets {
 export function addTrade(open: OpenBuckets, r: TradeRec, closed: Bucket[], closedGranularity: BaseGranularity[], late: BaseGranularity[]): void {
   const v = values(r);
   for (let i = 0; i < TIMEFRAMES.length; i++) {
-    const tf = TIMEFRAMES[i]!;
-    const time = bucketStart(tf, r.t);
     const b = open[i];
+    // Most trades fall in the open bucket: two comparisons instead of the alignment arithmetic.
+    if (b && r.t >= b.time && r.t < b.time + SIZE_AT[i]!) {
+      addToBucket(b, r, v);
+      continue;
+    }
+    const time = bucketStart(TIMEFRAMES[i]!, r.t);
     if (!b || time > b.time) {
       const base = BASE_AT[i];
       if (b && b.dirty && base) {
@@ -103,15 +108,22 @@ export function addTrade(open: OpenBuckets, r: TradeRec, closed: Bucket[], close
   }
 }
 
-function ohlc(b: Bucket, m: number): Ohlc {
-  return { open: decText(b.o[m]!), high: decText(b.h[m]!), low: decText(b.l[m]!), close: decText(b.c[m]!) };
+// Open, high, low and close are often the same value (a bucket of one trade): printed once.
+function ohlc(b: Bucket, m: number, print: (d: Dec) => string): Ohlc {
+  const o = b.o[m]!, h = b.h[m]!, l = b.l[m]!, c = b.c[m]!;
+  const open = print(o);
+  const high = h === o ? open : print(h);
+  const low = l === o ? open : l === h ? high : print(l);
+  const close = c === o ? open : c === h ? high : c === l ? low : print(c);
+  return { open, high, low, close };
 }
 
-export function candleRow(chain: Chain, token: string, granularity: BaseGranularity, b: Bucket): CandleRow {
+/** A base row of the bucket; `print` is decTextOnce for a bucket printed once (closed, rebuilt). */
+export function candleRow(chain: Chain, token: string, granularity: BaseGranularity, b: Bucket, print: (d: Dec) => string = decText): CandleRow {
   return {
     chain, token, granularity, time: b.time, seq: b.seq,
-    priceNative: ohlc(b, 0), priceUsd: ohlc(b, 1), marketCapNative: ohlc(b, 2), marketCapUsd: ohlc(b, 3),
-    volumeNative: decText(b.vn), volumeUsd: decText(b.vu), trades: b.n,
+    priceNative: ohlc(b, 0, print), priceUsd: ohlc(b, 1, print), marketCapNative: ohlc(b, 2, print), marketCapUsd: ohlc(b, 3, print),
+    volumeNative: print(b.vn), volumeUsd: print(b.vu), trades: b.n,
   };
 }
 
@@ -128,10 +140,16 @@ export function dirtyBaseRows(chain: Chain, token: string, open: OpenBuckets): C
   return rows;
 }
 
-const num = (d: Dec) => Number(decText(d));
+const num = decNumber;
 
-function candle(b: Bucket, m: number, volume: Dec): Candle {
-  return { time: b.time, open: num(b.o[m]!), high: num(b.h[m]!), low: num(b.l[m]!), close: num(b.c[m]!), volume: num(volume) };
+// Equal values (a bucket of one trade, a close at the high) are converted once.
+function candle(b: Bucket, m: number, volume: number): Candle {
+  const o = b.o[m]!, h = b.h[m]!, l = b.l[m]!, c = b.c[m]!;
+  const open = num(o);
+  const high = h === o ? open : num(h);
+  const low = l === o ? open : l === h ? high : num(l);
+  const close = c === o ? open : c === h ? high : c === l ? low : num(c);
+  return { time: b.time, open, high, low, close, volume };
 }
 
 /** spot.candles.v1 value: the open bucket of every timeframe × metric × denomination. */
@@ -140,9 +158,10 @@ export function candleMessage(chain: Chain, token: string, updatedAt: number, op
   TIMEFRAMES.forEach((tf, i) => {
     const b = open[i];
     if (!b) return;
+    const vn = num(b.vn), vu = num(b.vu);
     out[tf] = {
-      price: { native: candle(b, 0, b.vn), usd: candle(b, 1, b.vu) },
-      marketCap: { native: candle(b, 2, b.vn), usd: candle(b, 3, b.vu) },
+      price: { native: candle(b, 0, vn), usd: candle(b, 1, vu) },
+      marketCap: { native: candle(b, 2, vn), usd: candle(b, 3, vu) },
     };
   });
   if (Object.keys(out).length === 0) return null;

@@ -20,7 +20,14 @@ export const BURN_ADDRESSES = new Set([
 ]);
 
 export function isExcludedHolder(token: TokenState, wallet: string): boolean {
-  return BURN_ADDRESSES.has(wallet.toLowerCase()) || BURN_ADDRESSES.has(wallet) || wallet === token.address || token.pools.has(wallet);
+  return isBurnAddress(wallet) || wallet === token.address || token.pools.has(wallet);
+}
+
+/** A burn address in any case; lower-cases only what could be one (42 or 43 characters from '0' or '1'). */
+function isBurnAddress(wallet: string): boolean {
+  if (BURN_ADDRESSES.has(wallet)) return true;
+  const first = wallet.charCodeAt(0);
+  return (wallet.length === 42 || wallet.length === 43) && (first === 48 || first === 49) && BURN_ADDRESSES.has(wallet.toLowerCase());
 }
 
 export function walletKey(chain: Chain, wallet: string): string {
@@ -43,7 +50,7 @@ export function isPhishing(wallet: WalletState | undefined): boolean {
   return !!wallet && wallet.labels.includes('phishing');
 }
 
-type HoldersObject = Static<typeof Holders>;
+export type HoldersObject = Static<typeof Holders>;
 
 /** Holder figures now: shares are of total supply, counts are of current holders. */
 export function computeHolders(token: TokenState, wallets: Map<string, WalletState>): HoldersObject {

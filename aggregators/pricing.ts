@@ -134,10 +134,16 @@ export function toUsd(rate: QuoteRate, amount: Dec): Dec {
  * Rate of a quote asset: native → (1, mark); stable → (1/mark, 1); other → its own latest native
  * price × mark, or null when unknown (the trade is then left unpriced).
  */
+let lastStable: QuoteRate | null = null;
+
 export function quoteRate(chain: Chain, quoteAsset: string, mark: Dec, otherNativePrice: (address: string) => Dec): QuoteRate | null {
   const kind = quoteKind(chain, quoteAsset);
   if (kind === 'native') return { native: ONE, usd: mark };
-  if (kind === 'stable') return { native: div(ONE, mark), usd: ONE, stableMark: mark };
+  if (kind === 'stable') {
+    // 1/mark once per mark, not per trade (rates are only read).
+    if (lastStable === null || lastStable.stableMark !== mark) lastStable = { native: div(ONE, mark), usd: ONE, stableMark: mark };
+    return lastStable;
+  }
   const native = otherNativePrice(normalizeAddress(chain, quoteAsset));
   if (native === ZERO) return null;
   return { native, usd: mul(native, mark) };

@@ -11,9 +11,10 @@ import { bucketStart } from '../core/timeframes.ts';
 import { FRESH_WALLET_MS, FOMO_MULTIPLE, PRO_TRADER_TRADES, SNIPER_WINDOW_MS, isInsider, isProTrader, walletKey } from './holders.ts';
 import { isReferencePair, markOf, quoteRate, priceTrade, recordReference, referencePrice, toNative, toUsd, type QuoteRate } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
+import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
 import { ATTR, type AggregatorState, type HolderRec, type PoolState, type TokenState, type WalletState } from './state.ts';
 import { LONGEST_WINDOW_MS, WINDOW_MS, advance, hasWindowTrades, insert, newTradeWindow, nextExpiry, type TradeRec } from './windows.ts';
-import { clampPct, decText } from './format.ts';
+import { clampPct, decTextOnce, unitsText } from './format.ts';
 
 /** Stats of tokens whose windows lose trades are recomputed every this much watermark time. */
 export const DECAY_TICK_MS = 10_000;
@@ -92,19 +93,20 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
     return h;
   }
 
-  /** Every token whose holder figures depend on this wallet changes with it. */
-  function markWallet(w: WalletState, out: BatchOutput): void {
+  /** Every token whose holder figures depend on this wallet changes with it (call after the change). */
+  function markWallet(w: WalletState, address: string, out: BatchOutput): void {
     for (const key of w.held) out.changed.add(key);
     for (const key of w.created) out.changed.add(key);
+    walletHoldersChanged(state.tokens, w.held, address);
   }
 
-  function setBalance(t: TokenState, address: string, bal: bigint, time: number, out: BatchOutput): void {
+  function setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void {
     const h = holder(t, address);
     h.bal = bal;
-    const key = tokenKey(t.chain, t.address);
     const w = wallet(t.chain, address);
     if (bal > 0n) w.held.add(key);
     else w.held.delete(key);
+    holderChanged(t, address);
     out.balances.set(`${key}:${address}`, { chain: t.chain, token: t.address, wallet: address, amount: bal.toString(), updatedAt: time });
     out.changed.add(key);
   }
@@ -132,7 +134,10 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
 
   function poolUpdate(t: TokenState, swap: RawSwap, pool: string, rate: QuoteRate | null): void {
     let ps = t.pools.get(pool);
-    if (!ps) t.pools.set(pool, (ps = { dex: swap.dex, quote: normalizeAddress(swap.chain, swap.quoteAsset), curve: false, liqN: ZERO, liqU: ZERO } as PoolState));
+    if (!ps) {
+      t.pools.set(pool, (ps = { dex: swap.dex, quote: normalizeAddress(swap.chain, swap.quoteAsset), curve: false, liqN: ZERO, liqU: ZERO } as PoolState));
+      holdersReset(t); // a pool is no holder
+    }
     ps.dex = swap.dex;
     ps.quote = normalizeAddress(swap.chain, swap.quoteAsset);
     if (!rate) return;
@@ -162,7 +167,7 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
         continue;
       }
       const b = bucketFrom(time, recordsInBucket(recs, g, time));
-      if (b) out.candleRows.push(candleRow(t.chain, t.address, g, b));
+      if (b) out.candleRows.push(candleRow(t.chain, t.address, g, b, decTextOnce));
     }
   }
 
@@ -213,10 +218,11 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
       const f = w.funder;
       if (f && w.trades === 0 && f.at <= swap.blockTime && f.at >= swap.blockTime - FRESH_WALLET_MS) h.attrs |= ATTR.fresh;
       if (t.firstPriceN > 0n && p.priceNative >= FOMO_MULTIPLE * t.firstPriceN) h.attrs |= ATTR.fomo;
+      holderChanged(t, trader);
     }
     if (t.firstPriceN === 0n) t.firstPriceN = p.priceNative;
     w.trades += 1;
-    if (w.trades === PRO_TRADER_TRADES) markWallet(w, out);
+    if (w.trades === PRO_TRADER_TRADES) markWallet(w, trader, out);
 
     const pool = normalizeAddress(chain, swap.pool);
     poolUpdate(t, swap, pool, rate);
@@ -271,7 +277,7 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
     const closed = scratchClosed, closedGranularity = scratchGranularity, late = scratchLate;
     closed.length = 0; closedGranularity.length = 0; late.length = 0;
     addTrade(t.candles, rec, closed, closedGranularity, late);
-    closed.forEach((b, i) => out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, b)));
+    for (let i = 0; i < closed.length; i++) out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, closed[i]!, decTextOnce));
     if (late.length > 0) rebuildLate(t, rec, late, out);
 
     // Forget ids older than the longest window (redeliveries come far sooner than that).
@@ -290,14 +296,14 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
     if (h.attrs & ATTR.fresh) flags.push('fresh_wallet');
     if (isProTrader(w)) flags.push('pro_trader');
 
-    const amount = decText(p.amount);
-    const price = { native: decText(p.priceNative), usd: decText(p.priceUsd) };
-    const volume = { native: decText(p.volumeNative), usd: decText(p.volumeUsd) };
-    const marketCap = { native: decText(mcapN), usd: decText(mcapU) };
+    const amount = unitsText(swap.tokenAmount, swap.tokenDecimals);
+    const price = { native: decTextOnce(p.priceNative), usd: decTextOnce(p.priceUsd) };
+    const volume = { native: decTextOnce(p.volumeNative), usd: decTextOnce(p.volumeUsd) };
+    const marketCap = { native: decTextOnce(mcapN), usd: decTextOnce(mcapU) };
     out.trades.push({
       id: swap.id, chain, token: address, seq, name: t.name, symbol: t.symbol, trader, side: swap.side,
       transactionHash: swap.transactionHash, eventIndex: swap.eventIndex, blockNumber: swap.blockNumber,
-      timestamp: swap.blockTime, amount, quoteAmount: decText(p.quoteAmount), quoteAsset: normalizeAddress(chain, swap.quoteAsset),
+      timestamp: swap.blockTime, amount, quoteAmount: unitsText(swap.quoteAmount, swap.quoteDecimals), quoteAsset: normalizeAddress(chain, swap.quoteAsset),
       priceNative: price.native, priceUsd: price.usd, volumeNative: volume.native, volumeUsd: volume.usd,
       marketCapNative: marketCap.native, marketCapUsd: marketCap.usd, pool, dex: swap.dex, identities, flags,
     });

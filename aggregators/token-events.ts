@@ -4,6 +4,7 @@ import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chai
 import { ZERO, fromUnits, mul } from '../core/decimal.ts';
 import type { TokenEvent } from '../core/topics.ts';
 import { walletKey } from './holders.ts';
+import { holderChanged, holdersReset } from './holder-index.ts';
 import { markOf } from './pricing.ts';
 import type { BatchOutput } from './process.ts';
 import { clampPct } from './format.ts';
@@ -15,21 +16,24 @@ export interface StateOps {
   wallet(chain: Chain, address: string): WalletState;
   token(chain: Chain, address: string, decimals: number, time: number): TokenState;
   holder(t: TokenState, address: string): HolderRec;
-  setBalance(t: TokenState, address: string, bal: bigint, time: number, out: BatchOutput): void;
-  markWallet(w: WalletState, out: BatchOutput): void;
+  /** `key` is tokenKey(t.chain, t.address). */
+  setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void;
+  /** After a change of the wallet's facts: its holdings' figures and tokens change with it. */
+  markWallet(w: WalletState, address: string, out: BatchOutput): void;
 }
 
 export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: BatchOutput): void {
   const { state, wallet, token, holder, setBalance, markWallet } = ops;
   const chain = e.chain;
-  out.tokenEvents.push({ id: e.id, chain, token: e.token === null ? '' : normalizeAddress(chain, e.token), kind: e.kind, blockTime: e.blockTime, body: raw });
+  const tokenAddress = e.token === null ? '' : normalizeAddress(chain, e.token);
+  out.tokenEvents.push({ id: e.id, chain, token: tokenAddress, kind: e.kind, blockTime: e.blockTime, body: raw });
   if (e.kind === 'walletLabel') {
     const address = normalizeAddress(chain, e.wallet);
     const w = wallet(chain, address);
     w.labels = [...e.labels];
     w.name = e.name;
     out.labels.set(walletKey(chain, address), { chain, wallet: address, labels: w.labels, name: e.name, updatedAt: e.blockTime });
-    markWallet(w, out);
+    markWallet(w, address, out);
   } else if (e.kind === 'funding') {
     const to = normalizeAddress(chain, e.to);
     const from = normalizeAddress(chain, e.from);
@@ -40,9 +44,9 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
       const label = e.fromLabel ?? state.wallets.get(walletKey(chain, from))?.labels.find((l) => l.startsWith('cex:')) ?? null;
       w.funder = { from, label, amountN, amountU: mul(amountN, markOf(state.marks, chain)), at: e.blockTime };
     }
-    markWallet(w, out);
+    markWallet(w, to, out);
   } else {
-    const address = normalizeAddress(chain, e.token);
+    const address = tokenAddress;
     const key = tokenKey(chain, address);
     const t = token(chain, address, e.kind === 'created' ? e.decimals : 0, e.blockTime);
     if (e.blockTime > t.updatedAt) t.updatedAt = e.blockTime;
@@ -69,6 +73,7 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         }
         const creator = wallet(chain, t.creator);
         if (!creator.created.includes(key)) creator.created.push(key);
+        holdersReset(t); // creator, supply and pools
         break;
       }
       case 'curve':
@@ -86,6 +91,7 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         if (!t.pools.has(pool)) {
           const anyQuote = [...t.pools.values()][0]?.quote ?? CHAIN_INFO[chain].native.wrapped;
           t.pools.set(pool, { dex: e.dex, quote: anyQuote, curve: false, liqN: ZERO, liqU: ZERO });
+          holdersReset(t); // a pool is no holder
         }
         break;
       }
@@ -99,15 +105,18 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         if (e.transferFeeBps !== undefined) t.security.transferFeeBps = e.transferFeeBps;
         break;
       case 'balance':
-        setBalance(t, normalizeAddress(chain, e.owner), BigInt(e.amount), e.blockTime, out);
+        setBalance(t, key, normalizeAddress(chain, e.owner), BigInt(e.amount), e.blockTime, out);
         break;
       case 'transfer': {
         const from = normalizeAddress(chain, e.from);
         const to = normalizeAddress(chain, e.to);
         const amount = BigInt(e.amount);
-        if (from !== '0x0000000000000000000000000000000000000000') setBalance(t, from, (t.holders.get(from)?.bal ?? 0n) - amount, e.blockTime, out);
-        setBalance(t, to, (t.holders.get(to)?.bal ?? 0n) + amount, e.blockTime, out);
-        if (t.creator !== '' && from === t.creator && to !== t.creator) holder(t, to).attrs |= ATTR.insider;
+        if (from !== '0x0000000000000000000000000000000000000000') setBalance(t, key, from, (t.holders.get(from)?.bal ?? 0n) - amount, e.blockTime, out);
+        setBalance(t, key, to, (t.holders.get(to)?.bal ?? 0n) + amount, e.blockTime, out);
+        if (t.creator !== '' && from === t.creator && to !== t.creator) {
+          holder(t, to).attrs |= ATTR.insider;
+          holderChanged(t, to);
+        }
         break;
       }
     }

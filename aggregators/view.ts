@@ -3,7 +3,8 @@
 import type { Token } from '../core/schemas.ts';
 import { ZERO, type Dec } from '../core/decimal.ts';
 import { CHAIN_INFO } from '../core/chains.ts';
-import { computeHolders, walletKey } from './holders.ts';
+import { walletKey } from './holders.ts';
+import { holderFigures } from './holder-index.ts';
 import { quoteSymbol } from './pricing.ts';
 import type { PoolState, TokenState, WalletState } from './state.ts';
 import { windowStats } from './windows.ts';
@@ -58,7 +59,7 @@ export function buildToken(t: TokenState, wallets: Map<string, WalletState>): To
       sells: t.sells,
       volume: priced(t.volN, t.volU),
     },
-    holders: computeHolders(t, wallets),
+    holders: holderFigures(t, wallets),
     security: {
       mintDisabled: t.security.mintDisabled ?? isLaunchpad,
       transferBlockable: t.security.transferBlockable,

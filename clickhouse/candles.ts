@@ -2,7 +2,7 @@
 // aggregator writes (1s, 1m, 1h, 1d), reading each base bucket's newest version (highest seq).
 import type { Candle, Timeframe } from '../core/schemas.ts';
 import type { ClickHouseClient } from './client.ts';
-import type { BaseGranularity, CandleQuery, CandleRow } from './types.ts';
+import type { BaseGranularity, CandleQuery } from './types.ts';
 import { alignmentOffsetMs, bucketStart, TIMEFRAME_MS } from '../core/timeframes.ts';
 
 /** The base granularity each timeframe is rolled up from (the largest that divides it). */
@@ -85,26 +85,4 @@ export async function queryCandles(client: ClickHouseClient, query: CandleQuery)
     close: Number(row.close),
     volume: Number(row.volume),
   }));
-}
-
-/** CandleRow → spot.candles JSONEachRow row. */
-export function candleRecord(row: CandleRow): Record<string, unknown> {
-  const record: Record<string, unknown> = {
-    chain: row.chain,
-    token: row.token,
-    granularity: row.granularity,
-    time: row.time,
-    seq: row.seq,
-    volume_native: row.volumeNative,
-    volume_usd: row.volumeUsd,
-    trades: row.trades,
-  };
-  const sets = { price_native: row.priceNative, price_usd: row.priceUsd, market_cap_native: row.marketCapNative, market_cap_usd: row.marketCapUsd };
-  for (const [prefix, value] of Object.entries(sets)) {
-    record[`${prefix}_open`] = value.open;
-    record[`${prefix}_high`] = value.high;
-    record[`${prefix}_low`] = value.low;
-    record[`${prefix}_close`] = value.close;
-  }
-  return record;
 }

@@ -2,8 +2,9 @@
 // HTTP to a ClickHouse server (SPOT_CLICKHOUSE_URL). The same SQL runs on both.
 import path from 'node:path';
 import fs from 'node:fs';
+import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
+import { createChdbConnection, type ChdbConnection } from 'chdb/connection';
 import type { Context } from '../core/context.ts';
 
 export type { ClickHouseClient };
@@ -18,6 +19,8 @@ export function chdbDataPath(ctx: Context): string {
 // settings); a second path is refused up front with a message naming both paths.
 let boundChdbPath: string | null = null;
 let openChdbClients = 0;
+/** The chDB connection behind a client, for the zero-copy raw insert. */
+const chdbConnections = new WeakMap<ClickHouseClient, ChdbConnection>();
 
 function chdbClient(ctx: Context): ClickHouseClient {
   const dataPath = chdbDataPath(ctx);
@@ -29,6 +32,7 @@ function chdbClient(ctx: Context): ClickHouseClient {
   boundChdbPath = dataPath;
   openChdbClients += 1;
   const client = createClient({ connection } as Parameters<typeof createClient>[0]);
+  chdbConnections.set(client, connection);
   const close = client.close.bind(client);
   let closed = false;
   client.close = async () => {
@@ -55,4 +59,26 @@ function httpClient(ctx: Context, rawUrl: string): ClickHouseClient {
 /** One client; chDB on <dataDir>/clickhouse when ctx.config.clickhouseUrl is null, else HTTP. */
 export function createClickHouseClient(ctx: Context): ClickHouseClient {
   return ctx.config.clickhouseUrl === null ? chdbClient(ctx) : httpClient(ctx, ctx.config.clickhouseUrl);
+}
+
+/**
+ * Inserts rows already encoded as JSONCompactEachRow text (clickhouse/rows.ts). On chDB the text
+ * goes to the engine as one Buffer (zero-copy, not spliced into an SQL string, parsed on chDB's
+ * worker thread). Over HTTP it is the body of `INSERT … FORMAT`, as clickhouse-client sends it.
+ */
+export async function insertCompactRows(client: ClickHouseClient, table: string, columns: readonly string[], text: string): Promise<void> {
+  if (text.length === 0) return;
+  const connection = chdbConnections.get(client);
+  if (connection) {
+    await connection.chdb.rawInsert({
+      table, columns, values: Buffer.from(text), format: 'JSONCompactEachRow',
+    });
+    return;
+  }
+  const result = await client.exec({
+    query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT JSONCompactEachRow`,
+    values: Readable.from([Buffer.from(text)]),
+  });
+  // The response body is empty; reading it to the end frees the socket for the next request.
+  for await (const _ of result.stream) void _;
 }

@@ -1,45 +1,33 @@
-// SpotStore over @clickhouse/client: typed inserts in JSONEachRow batches and named, parameterised
-// queries ({name:Type} binding; no value is ever spliced into SQL text).
+// SpotStore over @clickhouse/client: inserts as JSONCompactEachRow text (clickhouse/rows.ts) in
+// batches, and named, parameterised queries ({name:Type} binding; no value is ever spliced into
+// SQL text).
 import type { Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { Token } from '../core/schemas.ts';
-import type { ClickHouseClient } from './client.ts';
-import { queryCandles, candleRecord } from './candles.ts';
+import { insertCompactRows, type ClickHouseClient } from './client.ts';
+import { queryCandles } from './candles.ts';
 import { DERIVED_TABLES, migrate } from './migrations.ts';
-import { allTrades, identityRecords, queryIdentityTrades, queryTokenTrades, tradeRecord } from './trades.ts';
-import type { BalanceRow, SpotStore, TokenEventRow, WalletLabelRow } from './types.ts';
+import { balanceFormat, candleFormat, encodeRows, identityTradeFormat, tokenEventFormat, tokenFormat, tradeFormat, walletLabelFormat, type RowFormat } from './rows.ts';
+import { allTrades, queryIdentityTrades, queryTokenTrades } from './trades.ts';
+import type { SpotStore } from './types.ts';
 
 /** Rows per INSERT: large enough to amortise a round trip, small enough to bound memory. */
 export const INSERT_BATCH = 10_000;
 
-/** Token → spot.tokens row: the full JSON body plus the columns analysts filter and sort on. */
-export function tokenRecord(token: Token): Record<string, unknown> {
-  return {
-    chain: token.chain,
-    address: token.address,
-    name: token.name,
-    symbol: token.symbol,
-    created_at: token.createdAt,
-    launchpad: token.launchpad ?? null,
-    market_cap_usd: token.marketCap.usd,
-    liquidity_usd: token.liquidity.usd,
-    volume_24h_usd: token.stats['24h'].volume.usd,
-    holders_count: token.holders.count,
-    bonding_curve_pct: token.bondingCurvePct ?? null,
-    graduated_at: token.graduatedAt ?? null,
-    updated_at: token.updatedAt,
-    body: JSON.stringify(token),
-  };
+/** One INSERT per `INSERT_BATCH` rows, each batch encoded in one go (clickhouse/rows.ts). */
+async function insertRows<Row>(client: ClickHouseClient, table: string, format: RowFormat<Row>, rows: readonly Row[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += INSERT_BATCH) {
+    const text = encodeRows(format, rows, start, Math.min(rows.length, start + INSERT_BATCH));
+    await insertCompactRows(client, `spot.${table}`, format.columns, text);
+  }
 }
 
 export function createStore(ctx: Context, client: ClickHouseClient): SpotStore {
   const logger = ctx.logger.child({ component: 'clickhouse-store' });
 
-  async function insert(table: string, records: Record<string, unknown>[]): Promise<void> {
-    for (let start = 0; start < records.length; start += INSERT_BATCH) {
-      await client.insert({ table: `spot.${table}`, values: records.slice(start, start + INSERT_BATCH), format: 'JSONEachRow' });
-    }
-    if (records.length > 0) ctx.metrics.inc(`clickhouse.rows.${table}`, records.length);
+  async function insert<Row>(table: string, format: RowFormat<Row>, rows: readonly Row[], count = rows.length): Promise<void> {
+    await insertRows(client, table, format, rows);
+    if (count > 0) ctx.metrics.inc(`clickhouse.rows.${table}`, count);
   }
 
   return {
@@ -54,22 +42,16 @@ export function createStore(ctx: Context, client: ClickHouseClient): SpotStore {
     },
 
     async insertTrades(rows) {
-      await insert('trades', rows.map(tradeRecord));
-      await insert('identity_trades', rows.flatMap(identityRecords));
+      await insert('trades', tradeFormat, rows);
+      const withIdentities = rows.filter((row) => row.identities.length > 0);
+      await insert('identity_trades', identityTradeFormat, withIdentities, withIdentities.reduce((n, row) => n + new Set(row.identities).size, 0));
     },
 
-    upsertTokens: (tokens) => insert('tokens', tokens.map(tokenRecord)),
-
-    upsertCandles: (rows) => insert('candles', rows.map(candleRecord)),
-
-    insertTokenEvents: (rows: TokenEventRow[]) =>
-      insert('token_events', rows.map((r) => ({ id: r.id, chain: r.chain, token: r.token, kind: r.kind, block_time: r.blockTime, body: r.body }))),
-
-    upsertWalletLabels: (rows: WalletLabelRow[]) =>
-      insert('wallet_labels', rows.map((r) => ({ chain: r.chain, wallet: r.wallet, labels: r.labels, name: r.name, updated_at: r.updatedAt }))),
-
-    upsertBalances: (rows: BalanceRow[]) =>
-      insert('balances', rows.map((r) => ({ chain: r.chain, token: r.token, wallet: r.wallet, amount: r.amount, updated_at: r.updatedAt }))),
+    upsertTokens: (tokens: Token[]) => insert('tokens', tokenFormat, tokens),
+    upsertCandles: (rows) => insert('candles', candleFormat, rows),
+    insertTokenEvents: (rows) => insert('token_events', tokenEventFormat, rows),
+    upsertWalletLabels: (rows) => insert('wallet_labels', walletLabelFormat, rows),
+    upsertBalances: (rows) => insert('balances', balanceFormat, rows),
 
     async getToken(chain: Chain, address: string) {
       const result = await client.query({

@@ -11,25 +11,6 @@ const DECIMAL_FIELDS = [
   ['volumeNative', 'volume_native'], ['volumeUsd', 'volume_usd'], ['marketCapNative', 'market_cap_native'], ['marketCapUsd', 'market_cap_usd'],
 ] as const;
 
-/** TradeRow → spot.trades JSONEachRow row. */
-export function tradeRecord(row: TradeRow): Record<string, unknown> {
-  const record: Record<string, unknown> = {
-    id: row.id, chain: row.chain, token: row.token, seq: row.seq, name: row.name, symbol: row.symbol,
-    trader: row.trader, side: row.side, transaction_hash: row.transactionHash, event_index: row.eventIndex,
-    block_number: row.blockNumber, timestamp: row.timestamp, quote_asset: row.quoteAsset, pool: row.pool,
-    dex: row.dex, identities: row.identities, flags: row.flags,
-  };
-  for (const [field, column] of DECIMAL_FIELDS) record[column] = row[field];
-  return record;
-}
-
-/** One identity_trades row per identity the trade carries. */
-export function identityRecords(row: TradeRow): Record<string, unknown>[] {
-  if (row.identities.length === 0) return [];
-  const base = tradeRecord(row);
-  return [...new Set(row.identities)].map((identity) => ({ identity, ...base }));
-}
-
 export const TRADE_SELECT = `id, chain, token, seq, name, symbol, trader, side, transaction_hash, event_index, block_number,
   toUnixTimestamp64Milli(timestamp) AS ts, quote_asset, pool, dex, identities, flags,
   ${DECIMAL_FIELDS.map(([, column]) => `toString(${column}) AS ${column}`).join(', ')}`;

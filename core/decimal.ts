@@ -82,8 +82,14 @@ export function sub(a: Dec, b: Dec): Dec {
   return a - b;
 }
 
+const HALF_ONE = ONE_SCALED / 2n;
+
 export function mul(a: Dec, b: Dec): Dec {
-  return roundedDiv(a * b, ONE_SCALED);
+  if (b === ONE_SCALED) return a;
+  if (a === ONE_SCALED) return b;
+  // roundedDiv by an even constant: one division (half away from zero).
+  const n = a * b;
+  return n >= 0n ? (n + HALF_ONE) / ONE_SCALED : -((HALF_ONE - n) / ONE_SCALED);
 }
 
 /** a / b; division by zero yields zero, the value the service shows for an unknown ratio. */
@@ -130,9 +136,7 @@ export function roundedDiv(numerator: bigint, denominator: bigint): bigint {
     numerator = -numerator;
     denominator = -denominator;
   }
-  const quotient = numerator / denominator;
-  const remainder = numerator % denominator;
-  const twice = (remainder < 0n ? -remainder : remainder) * 2n;
-  if (twice >= denominator) return numerator < 0n ? quotient - 1n : quotient + 1n;
-  return quotient;
+  // floor((2n + d) / 2d) is n / d rounded half up for n >= 0: one division instead of two.
+  const twice = denominator + denominator;
+  return numerator >= 0n ? (numerator + numerator + denominator) / twice : -((denominator - numerator - numerator) / twice);
 }

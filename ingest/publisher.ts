@@ -1,6 +1,9 @@
 // Puts decoded records on the log: token events first, acknowledged, then swaps (the aggregator
 // relies on a token's `created` event being on spot.token-events.v1 before any of its swaps).
-// Batches by size or linger time; a failed produce is retried with backoff, never dropped.
+// Nagle-style batching: an idle publisher sends at the end of the current turn (what one burst of
+// calls published goes out together, a lone record without delay); while a send is in flight the
+// records pile up and go out together as soon as it finished, so batches grow only under load.
+// A failed produce is retried with backoff, never dropped.
 import type { Context } from '../core/context.ts';
 import type { ProduceMessage, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS, assertTopicValue, type RawSwap, type TokenEvent } from '../core/topics.ts';
@@ -25,7 +28,7 @@ export interface IngestPublisherOptions {
   log: EventLog;
   /** Records that trigger a send without waiting for the linger time. */
   maxBatch?: number;
-  /** How long the first pending record waits for company, ms. */
+  /** How long the first record of an idle publisher waits for company, ms (default 0: sent at the end of the turn). */
   lingerMs?: number;
   /** Messages per produce call (keeps Kafka requests under the broker's size limit). */
   produceChunk?: number;
@@ -52,7 +55,7 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
   const logger = ctx.logger.child({ component: 'ingest-publisher' });
   const { log } = options;
   const maxBatch = options.maxBatch ?? 5_000;
-  const lingerMs = options.lingerMs ?? 10;
+  const lingerMs = options.lingerMs ?? 0;
   const chunk = options.produceChunk ?? 1_000;
   const minDelay = options.retryMinDelayMs ?? 100;
   const maxDelay = options.retryMaxDelayMs ?? 5_000;
@@ -96,12 +99,27 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
     if (sending || pending.waiters.length === 0) return;
     const batch = pending;
     pending = emptyBatch();
+    // Records that waited for this send go out as soon as it is done.
     sending = send(batch).finally(() => {
       sending = null;
-      if (pending.waiters.length === 0) return;
-      if (pending.events.length + pending.swaps.length >= maxBatch) startSend();
-      else if (!timer) timer = setTimeout(startSend, lingerMs);
+      startSend();
     });
+  }
+
+  let turnScheduled = false;
+  const endOfTurn = () => {
+    turnScheduled = false;
+    startSend();
+  };
+
+  /** An idle publisher: send once the caller's current burst of publish calls is in (or after the linger). */
+  function scheduleSend(): void {
+    if (lingerMs > 0) {
+      if (!timer) timer = setTimeout(startSend, lingerMs);
+    } else if (!turnScheduled) {
+      turnScheduled = true;
+      queueMicrotask(endOfTurn);
+    }
   }
 
   return {
@@ -118,7 +136,7 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
         pending.waiters.push(resolve);
         if (sending) return;
         if (pending.events.length + pending.swaps.length >= maxBatch) startSend();
-        else if (!timer) timer = setTimeout(startSend, lingerMs);
+        else scheduleSend();
       });
     },
     async flush() {

@@ -450,6 +450,53 @@ describe('event log internals', () => {
     }
   });
 
+  it('commits what a consumer delivered before it idles, and hands a revoked partition over at its last delivered offset', async () => {
+    const log = createEmbeddedLog(testContext(), { path: path.join(dir, 'commits.sqlite'), retentionIntervalMs: 0 });
+    const topic = 'handover';
+    await log.ensureTopics([{ name: topic, partitions: 4, compacted: false }]);
+    const group = 'g-handover';
+    const seen = new Map<string, number>();
+    const record = (batch: { messages: LogMessage[] }) => {
+      for (const m of batch.messages) seen.set(`${m.partition}/${m.offset}`, (seen.get(`${m.partition}/${m.offset}`) ?? 0) + 1);
+    };
+    const a = log.consumer({ group, topics: [topic] });
+    const b = log.consumer({ group, topics: [topic] });
+    let bRunning: Promise<void> | null = null;
+    let joinOnNext = false;
+    const aRunning = a.run(async (batch) => {
+      record(batch);
+      // B joins while A is mid-pass with positions it has not written yet.
+      if (joinOnNext && !bRunning) bRunning = b.run(async (other) => record(other));
+    });
+    const total = async () => [...(await log.endOffsets(topic)).values()].reduce((x, y) => x + y, 0);
+    const settle = async (what: string, check: () => Promise<boolean> | boolean) => {
+      for (let i = 0; i < 5000 && !(await check()); i++) await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(await check(), what);
+    };
+    try {
+      await log.produce(topic, messages(200, 40));
+      await settle('A delivered the first batch', async () => seen.size === (await total()));
+      // Idle: a member that is not running reads the group's offsets from the store.
+      const reader = log.consumer({ group, topics: [topic] });
+      const ends = await log.endOffsets(topic);
+      await settle('A committed everything before it went idle', async () =>
+        [...(await reader.committed(topic))].every(([p, offset]) => offset === ends.get(p)));
+      joinOnNext = true;
+      await log.produce(topic, messages(200, 40, 200));
+      await settle('A and B delivered the second batch', async () => seen.size === (await total()));
+      await log.produce(topic, messages(200, 40, 400));
+      await settle('the third batch was delivered', async () => seen.size === (await total()));
+      assert.ok(bRunning, 'B joined');
+      assert.deepEqual([...seen.values()].filter((n) => n !== 1), [], 'every message delivered once across the handover');
+    } finally {
+      await a.stop();
+      await b.stop();
+      await aRunning;
+      await bRunning;
+      await log.close();
+    }
+  });
+
   it('reads a log another instance writes through a read-only instance', async () => {
     const file = path.join(dir, 'shared.sqlite');
     const writer = createEmbeddedLog(testContext(), { path: file });

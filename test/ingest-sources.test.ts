@@ -135,6 +135,51 @@ describe('ingest sources', function () {
       assert.equal(ctx.metrics.get('ingest.produce_retries') >= 2, true);
     });
 
+    it('sends an idle burst at the end of its turn, without a linger, and batches only while a send is in flight', async () => {
+      const journal: Array<{ at: 'start' | 'ack'; topic: string; values: any[] }> = [];
+      const real = journaling(log, journal);
+      // Holds the swaps produce of the first send until released: that send is "in flight".
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let holdNext = true;
+      const gated: EventLog = {
+        ...real,
+        async produce(topic, messages) {
+          if (holdNext && topic === TOPICS.swaps.name) {
+            holdNext = false;
+            journal.push({ at: 'start', topic, values: messages.map((m) => JSON.parse(m.value)) });
+            await held;
+            await log.produce(topic, messages);
+            journal.push({ at: 'ack', topic, values: [] });
+            return;
+          }
+          return real.produce(topic, messages);
+        },
+      };
+      const publisher = createIngestPublisher(ctx, { log: gated });
+      const swapStarts = () => journal.filter((e) => e.at === 'start' && e.topic === TOPICS.swaps.name).map((e) => e.values.map((v: RawSwap) => v.id));
+      // One burst (two calls in one turn) goes out as one produce, before any timer could fire.
+      const burst = [publisher.publish({ swaps: [swap(1)], events: [] }), publisher.publish({ swaps: [swap(2)], events: [] })];
+      assert.deepEqual(swapStarts(), [], 'nothing is sent inside the caller’s turn');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(swapStarts(), [[swap(1).id, swap(2).id]], 'the burst is sent by the next macrotask, no linger');
+      // While that send is in flight, later calls wait and then go out together.
+      const later = [publisher.publish({ swaps: [swap(3)], events: [] })];
+      await new Promise((resolve) => setImmediate(resolve));
+      later.push(publisher.publish({ swaps: [swap(4)], events: [] }));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(swapStarts().length, 1, 'no second send while the first is in flight');
+      release();
+      await Promise.all([...burst, ...later]);
+      assert.deepEqual(swapStarts(), [[swap(1).id, swap(2).id], [swap(3).id, swap(4).id]]);
+      // Idle again: a lone record is sent by the next macrotask.
+      const lone = publisher.publish({ swaps: [swap(5)], events: [] });
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(swapStarts()[2], [swap(5).id]);
+      await lone;
+      assert.deepEqual((await readAll<RawSwap>(log, TOPICS.swaps.name)).map((e) => e.value.id), [1, 2, 3, 4, 5].map((i) => swap(i).id));
+    });
+
     it('refuses a call holding an invalid record and publishes none of it', async () => {
       const publisher = createIngestPublisher(ctx, { log });
       const broken = { ...swap(4), tokenAmount: '-1' };

@@ -1,12 +1,16 @@
 // Consumers of the embedded log. Members of one group in this process share its partitions
 // (round-robin per topic); a partition changes hands only after its owner finished the batch in
 // flight and released it, so two members never work on one partition at once.
+// Commits of delivered batches are gathered and written in one transaction (each commit alone is
+// a WAL write): at most COMMIT_EVERY_MS apart while batches keep coming, and always before the
+// loop sleeps, a partition is released, committed() is read or the consumer stops.
 import type { Logger } from '../logger.ts';
 import type { Batch, Consumer, ConsumerOptions, TopicPartition } from './types.ts';
 import type { EmbeddedStore, TopicMeta } from './embedded-store.ts';
 import type { Notifier } from './notifier.ts';
 
 const DEFAULT_MAX_BATCH = 1000;
+const COMMIT_EVERY_MS = 100;
 
 interface Member {
   id: number;
@@ -112,7 +116,22 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
   const topics = options.topics.map((name) => deps.topicFor(name));
   const metaOf = (name: string) => topics.find((t) => t.name === name) ?? deps.topicFor(name);
 
+  /** Positions after batches whose handler resolved, not yet written; by `topic/partition`. */
+  const uncommitted = new Map<string, { meta: TopicMeta; partition: number; offset: number }>();
+  let lastCommitAt = 0;
+  const commitAll = store.db.transaction((positions: Array<{ meta: TopicMeta; partition: number; offset: number }>) => {
+    for (const p of positions) store.commit(options.group, p.meta, p.partition, p.offset);
+  });
+  function commitPending(): void {
+    lastCommitAt = performance.now();
+    if (uncommitted.size === 0) return;
+    const positions = [...uncommitted.values()];
+    uncommitted.clear();
+    commitAll(positions);
+  }
+
   function seek(topic: string, partition: number, offset: number): void {
+    uncommitted.delete(tpKey({ topic, partition })); // the seek's offset is the one to keep
     if (!manual) store.commit(options.group, metaOf(topic), partition, offset);
     pendingSeeks.set(tpKey({ topic, partition }), offset);
     wake();
@@ -123,6 +142,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
     const targetKeys = new Set(target.map(tpKey));
     const revoked = [...owned.values()].filter((tp) => !targetKeys.has(tpKey(tp)));
     if (revoked.length > 0) {
+      commitPending(); // the next owner starts where this one stopped
       const released = revoked.map(({ topic, partition }) => ({ topic, partition }));
       await options.onRevoke?.(released);
       for (const tp of released) {
@@ -148,6 +168,8 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
       await rebalance();
       const seen = notifier.version;
       let delivered = false;
+      // End offsets per topic, read once a pass (after `seen`): partitions with nothing new cost no fetch.
+      const ends = new Map<string, Map<number, number>>();
       for (const [key, tp] of owned) {
         if (stopping) break;
         const seekTo = pendingSeeks.get(key);
@@ -155,14 +177,19 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
           tp.position = seekTo;
           pendingSeeks.delete(key);
         }
-        const messages = store.fetch(metaOf(tp.topic), tp.partition, tp.position, maxBatch);
+        const meta = metaOf(tp.topic);
+        let topicEnds = ends.get(tp.topic);
+        if (!topicEnds) ends.set(tp.topic, (topicEnds = store.endOffsets(meta)));
+        if (tp.position >= (topicEnds.get(tp.partition) ?? 0)) continue;
+        const messages = store.fetch(meta, tp.partition, tp.position, maxBatch);
         if (messages.length === 0) continue;
         await eachBatch({ topic: tp.topic, partition: tp.partition, messages });
         delivered = true;
         if (pendingSeeks.has(key)) continue; // a seek during the batch wins over its commit
         tp.position = messages[messages.length - 1]!.offset + 1;
-        if (!manual) store.commit(options.group, metaOf(tp.topic), tp.partition, tp.position);
+        if (!manual) uncommitted.set(key, { meta, partition: tp.partition, offset: tp.position });
       }
+      if (!delivered || stopping || performance.now() - lastCommitAt >= COMMIT_EVERY_MS) commitPending();
       if (!delivered && !stopping && !signalled) {
         await new Promise<void>((resolve) => {
           wakeUp = resolve;
@@ -186,6 +213,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
           logger.error({ err: error }, 'consumer stopped on an error; the batch in flight was not committed');
           throw error;
         } finally {
+          commitPending(); // batches whose handler resolved, also when a later one threw
           const released = [...owned.values()].map(({ topic, partition }) => ({ topic, partition }));
           owned.clear();
           coordinator.leave(options.group, member);
@@ -206,6 +234,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
       for (const p of positions) store.commit(options.group, metaOf(p.topic), p.partition, p.offset);
     },
     async committed(topic) {
+      commitPending();
       const meta = metaOf(topic);
       const stored = store.committed(options.group, meta);
       const result = new Map<number, number>();

@@ -15,6 +15,8 @@ export interface EmbeddedLogOptions {
   synchronous?: 'normal' | 'full';
   /** Fallback poll for messages written by other processes, ms (default 25). */
   pollMs?: number;
+  /** Appended key and value UTF-16 units between WAL checkpoints, which run on a worker thread (default 32 Mi). */
+  checkpointAfter?: number;
   /** How often retention runs on non-compacted topics, ms (default 60 s; 0 disables). */
   retentionIntervalMs?: number;
 }
@@ -104,7 +106,7 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
       closed = true;
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
       if (retentionTimer) clearInterval(retentionTimer);
-      store.close();
+      await store.close();
     },
   };
 }

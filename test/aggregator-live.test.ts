@@ -1,0 +1,138 @@
+// The live aggregator's scheduling: token and candle views never hold back a trade batch. Order
+// of produce calls on the log is asserted, never timing.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { tokenKey } from '../core/chains.ts';
+import { loadConfig } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import type { EventLog } from '../core/eventlog/types.ts';
+import { TOPICS, type PricedTradeMessage } from '../core/topics.ts';
+import { createStore } from '../clickhouse/store.ts';
+import { createAggregator } from '../aggregators/aggregator.ts';
+import { sharedChdb } from './helpers/chdb.ts';
+import { makeScenario, produceScenario } from './fixtures/aggregator-scenario.ts';
+import { latestPerKey } from './fixtures/aggregator-dump.ts';
+
+interface Produced {
+  topic: string;
+  keys: string[];
+  tradeIds: string[];
+}
+
+describe('aggregator live scheduling', function () {
+  this.timeout(60_000);
+  let dir: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-agg-live-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('publishes a swap that arrives while a views pass is pending before that pass, and every view in the end', async () => {
+    const shared = await sharedChdb();
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const store = createStore(ctx, shared.client);
+    await store.migrate();
+    const base = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+    const scenario = makeScenario(11, 600);
+
+    // Held back: one priced swap (not a reference mark, unique id) of a token created in the log.
+    const created = new Set(scenario.events.filter((e) => e.kind === 'created').map((e) => tokenKey(e.chain, e.token!)));
+    const idCount = new Map<string, number>();
+    for (const s of scenario.swaps) idCount.set(s.id, (idCount.get(s.id) ?? 0) + 1);
+    const late = [...scenario.swaps].reverse().find((s) => s.dex !== 'ref-pool' && created.has(tokenKey(s.chain, s.token)) && idCount.get(s.id) === 1)!;
+    assert.ok(late, 'the scenario has a priced swap to hold back');
+    const upFront = scenario.swaps.filter((s) => s !== late);
+    await produceScenario(base, { ...scenario, swaps: upFront });
+    const total = upFront.length + scenario.events.length;
+
+    const journal: Array<Produced | { topic: 'injected' }> = [];
+    const log: EventLog = {
+      ...base,
+      async produce(topic, messages) {
+        const tradeIds = topic === TOPICS.trades.name ? messages.map((m) => (JSON.parse(m.value) as PricedTradeMessage).trade.id) : [];
+        journal.push({ topic, keys: messages.map((m) => m.key), tradeIds });
+        await base.produce(topic, messages);
+      },
+    };
+    let injected = false;
+    const aggregator = createAggregator(ctx, {
+      log, store, name: 'live-views', viewsEveryMs: 0, viewsSliceMs: 0,
+      onFlush: (info) => {
+        // Caught up on everything produced up front: the views of all its tokens are due now.
+        if (injected || info.processed < total) return;
+        injected = true;
+        journal.push({ topic: 'injected' });
+        void base.produce(TOPICS.swaps.name, [{ key: tokenKey(late.chain, late.token), value: JSON.stringify(late), timestamp: late.blockTime }]);
+      },
+    });
+    await aggregator.start();
+    try {
+      for (let i = 0; i < 2000 && !journal.some((e) => 'tradeIds' in e && e.tradeIds.includes(late.id)); i++) await new Promise((r) => setTimeout(r, 10));
+      await aggregator.drain();
+
+      const at = journal.findIndex((e) => e.topic === 'injected');
+      assert.ok(at >= 0, 'the held-back swap was produced once the rest was processed');
+      const lateTrade = journal.findIndex((e) => 'tradeIds' in e && e.tradeIds.includes(late.id));
+      assert.ok(lateTrade > at, 'the held-back swap was priced and published');
+      const firstViews = journal.findIndex((e, i) => i > at && e.topic === TOPICS.tokens.name);
+      assert.ok(firstViews > lateTrade, 'the pending views pass is published after the trade that arrived meanwhile');
+      const pass = journal[firstViews] as Produced;
+      assert.ok(pass.keys.length >= 3, `that pass holds the views of the earlier batch (${pass.keys.length} tokens)`);
+
+      // Nothing was lost to slicing: the latest token message of each token is its current view.
+      const expected = Object.fromEntries(aggregator.tokens().map((t) => [tokenKey(t.chain, t.address), JSON.stringify(t)]));
+      assert.deepEqual(await latestPerKey(base, TOPICS.tokens.name), Object.fromEntries(Object.entries(expected).sort(([a], [b]) => (a < b ? -1 : 1))));
+    } finally {
+      await aggregator.stop();
+      await base.close();
+    }
+  });
+});
+
+describe('aggregator live backlog', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-agg-backlog-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('publishes the first trades of a short backlog before all of it is processed', async () => {
+    const shared = await sharedChdb();
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const store = createStore(ctx, shared.client);
+    await store.migrate();
+    const base = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+    await base.ensureTopics([]);
+    const scenario = makeScenario(5, 500);
+    const total = scenario.swaps.length + scenario.events.length;
+    assert.ok(total <= 2000, `a short backlog (${total} messages)`);
+    let aggregator: ReturnType<typeof createAggregator> | null = null;
+    const tradeProduces: number[] = [];
+    const log: EventLog = {
+      ...base,
+      async produce(topic, messages) {
+        if (topic === TOPICS.trades.name) tradeProduces.push(aggregator!.processed());
+        await base.produce(topic, messages);
+      },
+    };
+    aggregator = createAggregator(ctx, { log, store, name: 'backlog', tradesEveryMs: 0 });
+    await aggregator.start();
+    try {
+      // The whole backlog lands at once while the aggregator is idle and live.
+      await produceScenario(base, scenario);
+      await aggregator.drain();
+      assert.equal(aggregator.processed(), total);
+      assert.ok(tradeProduces.length >= 2, `trades went out in pieces (${tradeProduces.length} produce calls)`);
+      assert.ok(tradeProduces[0]! < total, 'the first trades were published before the backlog was processed');
+    } finally {
+      await aggregator.stop();
+      await base.close();
+    }
+  });
+});
