@@ -24,7 +24,9 @@ const readme = fs.readFileSync('README.md', 'utf8');
 const documented = new Set([...readme.matchAll(/^\| `(SPOT_[A-Z_]+)`/gm)].map((m) => m[1]!));
 /** `${NAME:-default}` as Compose resolves it when NAME is unset. */
 const interpolate = (value: string | number) => String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
-const roleServices = Object.entries(services).filter(([, s]) => s.command?.[1] === 'bin/spot.js');
+/** The spot command a service runs (`node [node flags] bin/spot.js ROLE …`), from bin/spot.js on. */
+const spotArgs = (s: Service) => s.command?.slice(s.command.indexOf('bin/spot.js')) ?? [];
+const roleServices = Object.entries(services).filter(([, s]) => s.command?.includes('bin/spot.js'));
 
 describe('docker-compose.yml', () => {
   it('runs Kafka in KRaft mode (no ZooKeeper) and a ClickHouse server, both health-checked', () => {
@@ -37,10 +39,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('starts every role as a spot command, with at least two aggregator instances', () => {
-    const roles = roleServices.map(([, s]) => s.command![2]!);
+    const roles = roleServices.map(([, s]) => spotArgs(s)[1]!);
     for (const role of ['migrate', 'ingest', 'aggregate', 'api', 'edge']) assert.ok(roles.includes(role), `a service runs spot ${role}`);
     for (const role of roles) assert.ok(COMMAND_NAMES.includes(role), `spot ${role} is a command`);
-    const aggregate = roleServices.find(([, s]) => s.command![2] === 'aggregate')![1];
+    const aggregate = roleServices.find(([, s]) => spotArgs(s)[1] === 'aggregate')![1];
     assert.ok((aggregate.deploy?.replicas ?? 1) >= 2);
   });
 
@@ -59,18 +61,18 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes the API and stream ports the roles listen on', () => {
-    const portOf = (role: string) => roleServices.find(([, s]) => s.command![2] === role)![1];
+    const portOf = (role: string) => roleServices.find(([, s]) => spotArgs(s)[1] === role)![1];
     const config = loadConfig({});
     assert.ok(portOf('api').ports?.includes(`${config.httpPort}:${config.httpPort}`));
     assert.ok(portOf('edge').ports?.includes(`${config.wsPort}:${config.wsPort}`));
   });
 
   it('installs before migrating and migrates before any other role starts', () => {
-    const migrate = roleServices.find(([, s]) => s.command![2] === 'migrate')![1];
+    const migrate = roleServices.find(([, s]) => spotArgs(s)[1] === 'migrate')![1];
     assert.equal(migrate.depends_on?.install?.condition, 'service_completed_successfully');
     assert.match(services.install!.command!.join(' '), /npm install/, 'falls back to npm install where npm ci refuses the lock');
     for (const [name, service] of roleServices) {
-      if (service.command![2] === 'migrate') continue;
+      if (spotArgs(service)[1] === 'migrate') continue;
       assert.equal(service.depends_on?.migrate?.condition, 'service_completed_successfully', `${name} waits for the migrations`);
       assert.equal(service.depends_on?.kafka?.condition, 'service_healthy', `${name} waits for Kafka`);
     }

@@ -44,6 +44,10 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
     groupId: options.group,
     sessionTimeout: deps.sessionTimeoutMs,
     heartbeatInterval: Math.min(3000, Math.floor(deps.sessionTimeoutMs / 3)),
+    // How long the coordinator waits for every member to rejoin a rebalance. kafkajs' default
+    // (60 s) lets one member that learns of the rebalance late hold the whole group that long;
+    // members rejoin between batches, and a batch takes well under this.
+    rebalanceTimeout: Math.max(10_000, 2 * deps.sessionTimeoutMs),
     allowAutoTopicCreation: true,
     // A fetch returns as soon as data arrives; the wait only bounds how long stop() waits for an idle fetch.
     maxWaitTimeInMs: FETCH_WAIT_MS,
