@@ -1,4 +1,4 @@
-// `spot bench [scenario…] [--quick] [--out DIR] [--cpu-prof DIR]` (and `npm run bench`): makes the
+// `spot bench [scenario…] [--quick] [--set key=value …] [--out DIR] [--cpu-prof DIR]` (and `npm run bench`): makes the
 // simulator inputs once, runs each scenario in a child process of its own (chDB binds one data
 // dir per process; a server never shares an event loop with its load), and writes
 // <out>/latest.json and <out>/latest.md. A full run with the default output also refreshes
@@ -49,15 +49,29 @@ interface Options {
   quick: boolean;
   out: string | null;
   cpuProfDir: string | null;
+  /** `--set key=value`: overrides a parameter of every scenario run (numbers parsed as numbers). */
+  overrides: Record<string, unknown>;
+}
+
+function parseOverride(text: string): [string, unknown] {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new Error(`--set takes key=value, got "${text}"`);
+  const raw = text.slice(eq + 1);
+  const number = Number(raw);
+  return [text.slice(0, eq), raw !== '' && Number.isFinite(number) ? number : raw];
 }
 
 function parseArgs(args: string[]): Options {
-  const options: Options = { scenarios: [], quick: false, out: null, cpuProfDir: null };
+  const options: Options = { scenarios: [], quick: false, out: null, cpuProfDir: null, overrides: {} };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === '--quick') options.quick = true;
     else if (arg === '--out') options.out = path.resolve(args[++i] ?? '');
     else if (arg === '--cpu-prof') options.cpuProfDir = path.resolve(args[++i] ?? '');
+    else if (arg === '--set') {
+      const [key, value] = parseOverride(args[++i] ?? '');
+      options.overrides[key] = value;
+    }
     else if (arg.startsWith('-')) throw new Error(`unknown option ${arg}`);
     else if (!SCENARIOS[arg]) throw new Error(`unknown scenario "${arg}"; one of ${Object.keys(SCENARIOS).join(', ')}`);
     else options.scenarios.push(arg);
@@ -133,7 +147,7 @@ export async function benchCommand(ctx: Context, args: string[]): Promise<number
       log.warn({ scenario: name, reason: missing }, 'bench: scenario skipped');
       continue;
     }
-    const params = { inputFile, ...spec.params, ...(options.quick ? spec.quick : {}) };
+    const params = { inputFile, ...spec.params, ...(options.quick ? spec.quick : {}), ...options.overrides };
     log.info({ scenario: name }, 'bench: running');
     try {
       const result = await runChild(name, spec, params, options.cpuProfDir);
@@ -159,7 +173,7 @@ export async function benchCommand(ctx: Context, args: string[]): Promise<number
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   fs.writeFileSync(path.join(outDir, 'latest.md'), markdown);
-  const complete = !options.quick && options.out === null && options.scenarios.length === Object.keys(SCENARIOS).length;
+  const complete = !options.quick && options.out === null && Object.keys(options.overrides).length === 0 && options.scenarios.length === Object.keys(SCENARIOS).length;
   if (complete) fs.writeFileSync(path.join(BENCH_DIR, 'RESULTS.md'), `# Benchmark results\n\n${markdown}`);
   process.stdout.write(markdown);
   return failures.some((f) => !f.error.startsWith('skipped:')) ? 1 : 0;
