@@ -54,6 +54,9 @@ const SIG = {
   pancakeV3Swap: T('Swap(address,address,int256,int256,uint160,uint128,int24,uint128,uint128)'),
   v4Swap: T('Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)'),
   v4Initialize: T('Initialize(bytes32,address,address,uint24,int24,address,uint160,int24)'),
+  infinityClSwap: T('Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24,uint16)'),
+  infinityBinSwap: T('Swap(bytes32,address,int128,int128,uint24,uint24,uint16)'),
+  infinityClInitialize: T('Initialize(bytes32,address,address,address,uint24,bytes32,uint160,int24)'),
   aerodromeSwap: T('Swap(address,address,uint256,uint256,uint256,uint256)'),
   aerodromeSync: T('Sync(uint256,uint256)'),
   aerodromePoolCreated: T('PoolCreated(address,address,bool,address,uint256)'),
@@ -239,6 +242,56 @@ describe('ingest/evm decoder', () => {
     }
     assert.equal(v3!.fees!.transaction, TX_FEE, 'transaction fee on the first swap only');
     assert.equal(v4!.fees!.transaction, undefined);
+  });
+
+  it('decodes PancakeSwap Infinity CL and Bin swaps as the swapper delta, pools named by their Initialize', () => {
+    // Not in CHAINS.md 2.1: the Bin pool manager's Initialize (IBinPoolManager), keccak256 of its signature.
+    const binInitialize = keccak256(stringToBytes('Initialize(bytes32,address,address,address,uint24,bytes32,uint24)'));
+    assert.equal(TOPIC0.infinityBinInitialize, binInitialize);
+    const CL_ID = '0x' + 'c1'.repeat(32);
+    const BIN_ID = '0x' + 'b1'.repeat(32);
+    const CL_MANAGER = '0xa0ffb9c1ce1fe56963b0321b32e7a0302114058b';
+    const BIN_MANAGER = '0xc697d2898e0d09264376196696c51d7abbbaa4a9';
+    const minusOne = 'fffffffffffffffffffffffffffffffffffffffffffffffff21f494c589c0000'; // −1e18
+    const minusThousand = 'ffffffffffffffffffffffffffffffffffffffffffffffc9ca36523a21600000'; // −1000e18
+    const { decoder } = setup('bsc', { [TOKEN_C]: 18 });
+    const out = valid(decoder.decodeReceipt(receipt([
+      // CL: native BNB (0x0) against TOKEN_C; fee 2500 pips, parameters word, sqrt price 1, tick 0.
+      { address: CL_MANAGER, topics: [SIG.infinityClInitialize, CL_ID, topic(NATIVE), topic(TOKEN_C)], data: data(ZERO_WORD, word(2500n), word(0x10000n), word(2n ** 96n), ZERO_WORD) },
+      // The swapper paid 1 BNB (negative) and received 1000 tokens: a buy.
+      { address: CL_MANAGER, topics: [SIG.infinityClSwap, CL_ID, topic(ROUTER)], data: data(minusOne, word(1000n * E18), word(2n ** 96n), word(E18), ZERO_WORD, word(2500n), ZERO_WORD) },
+      // Bin: WBNB against TOKEN_C, active bin 2^23.
+      { address: BIN_MANAGER, topics: [TOPIC0.infinityBinInitialize, BIN_ID, topic(WBNB), topic(TOKEN_C)], data: data(ZERO_WORD, word(3000n), word(0x10000n), word(2n ** 23n)) },
+      // The swapper received 1 WBNB and paid 1000 tokens (negative): a sell.
+      { address: BIN_MANAGER, topics: [SIG.infinityBinSwap, BIN_ID, topic(ROUTER)], data: data(word(E18), minusThousand, word(2n ** 23n), word(3000n), ZERO_WORD) },
+    ]), BLOCK_TIME));
+    assert.equal(out.swaps.length, 2);
+    const [cl, bin] = out.swaps;
+    assert.equal(cl!.side, 'buy');
+    assert.equal(cl!.dex, 'pancakeswap-infinity-cl');
+    assert.equal(cl!.pool, CL_ID);
+    assert.equal(cl!.quoteAsset, NATIVE);
+    assert.equal(cl!.fees!.dex, '2500000000000000'); // 1 BNB · 2500 / 1e6
+    assert.equal(bin!.side, 'sell');
+    assert.equal(bin!.dex, 'pancakeswap-infinity-bin');
+    assert.equal(bin!.pool, BIN_ID);
+    assert.equal(bin!.quoteAsset, WBNB);
+    assert.equal(bin!.fees!.dex, '3000000000000000'); // 1 WBNB · 3000 / 1e6
+    for (const swap of [cl!, bin!]) {
+      assert.equal(swap.token, TOKEN_C);
+      assert.equal(swap.tokenAmount, '1000000000000000000000');
+      assert.equal(swap.quoteAmount, '1000000000000000000');
+      assert.equal(swap.trader, TRADER, 'the transaction sender, not the router');
+    }
+  });
+
+  it('skips Infinity swaps of pools whose Initialize was never seen', () => {
+    const { decoder } = setup('bsc', { [TOKEN_C]: 18 });
+    const out = decoder.decodeReceipt(receipt([
+      { address: '0xa0ffb9c1ce1fe56963b0321b32e7a0302114058b', topics: [SIG.infinityClSwap, '0x' + 'c2'.repeat(32), topic(ROUTER)], data: data(word(E18), word(E18), word(2n ** 96n), word(E18), ZERO_WORD, word(2500n), ZERO_WORD) },
+    ]), BLOCK_TIME);
+    assert.deepEqual(out.swaps, []);
+    assert.equal(decoder.metrics.get('ingest.evm.bsc.skipped_unknown_pool'), 1);
   });
 
   it('decodes PancakeSwap V3 swaps (7 words, own topic) and never as Uniswap V3', () => {

@@ -1,5 +1,6 @@
 // AMM logs: pool creation (learned before the swaps of the receipt) and swaps of Uniswap V2,
-// PancakeSwap V2, Aerodrome classic, Uniswap V3, PancakeSwap V3 and the Uniswap V4 PoolManager.
+// PancakeSwap V2, Aerodrome classic, Uniswap V3, PancakeSwap V3, the Uniswap V4 PoolManager and
+// the PancakeSwap Infinity CL and Bin pool managers.
 import type { Chain } from '../../core/chains.ts';
 import { FACTORY_DEX } from './contracts.ts';
 import { buildPoolSwap } from './normalize.ts';
@@ -62,6 +63,20 @@ export function learnV4Initialize(scope: ReceiptScope, log: NormalLog): void {
   }, fee, launchpad);
 }
 
+export type InfinityKind = 'cl' | 'bin';
+const INFINITY_DEX: Record<InfinityKind, EvmDex> = { cl: 'pancakeswap-infinity-cl', bin: 'pancakeswap-infinity-bin' };
+
+/** PancakeSwap Infinity pools are V4-style: an id, named with its currencies by Initialize (same dynamic-fee flag). */
+export function learnInfinityInitialize(scope: ReceiptScope, log: NormalLog, kind: InfinityKind): void {
+  const args = kind === 'cl' ? decodeAs('infinityClInitialize', log) : decodeAs('infinityBinInitialize', log);
+  const launchpad = scope.pools.launchpadOfHooks(scope.chain, args.hooks) ?? null;
+  const fee = args.fee === V4_DYNAMIC_FEE_FLAG ? null : args.fee;
+  remember(scope, {
+    pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase(),
+    dex: INFINITY_DEX[kind], logIndex: log.logIndex, emitter: log.address,
+  }, fee, launchpad);
+}
+
 function syncReserves(scope: ReceiptScope, log: NormalLog, reserve0: bigint, reserve1: bigint): void {
   scope.syncs.set(log.address, { reserve0, reserve1 });
 }
@@ -111,6 +126,25 @@ export function onV3Swap(scope: ReceiptScope, log: NormalLog, pancake: boolean):
     delta1: args.amount1,
     feePips: pool.fee,
     trader: scope.trader(args.recipient),
+  }));
+}
+
+/**
+ * Infinity CL and Bin swaps emit the swapper's BalanceDelta like V4 (negative = the swapper paid):
+ * both pool managers emit the `delta` their swap() returns to the caller. `fee` is the swap fee in pips.
+ */
+export function onInfinitySwap(scope: ReceiptScope, log: NormalLog, kind: InfinityKind): void {
+  const args = kind === 'cl' ? decodeAs('infinityClSwap', log) : decodeAs('infinityBinSwap', log);
+  const pool = scope.pools.getPool(scope.chain, args.id);
+  if (!pool) return scope.count('skipped_unknown_pool');
+  scope.addSwap(buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
+    pool,
+    dex: INFINITY_DEX[kind],
+    launchpad: pool.launchpad ?? null,
+    delta0: -args.amount0,
+    delta1: -args.amount1,
+    feePips: args.fee,
+    trader: scope.trader(args.sender),
   }));
 }
 

@@ -8,7 +8,7 @@ import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { eventNameOfTopic, TOPIC0, type EventName } from './abi.ts';
 import {
   learnAerodromePoolCreated, learnPairCreated, learnV3PoolCreated, learnV4Initialize,
-  onAerodromeSync, onV2StyleSwap, onV2Sync, onV3Swap, onV4Swap,
+  onAerodromeSync, onV2StyleSwap, onV2Sync, onV3Swap, onV4Swap, learnInfinityInitialize, onInfinitySwap,
 } from './amm.ts';
 import { learnFourMemeCreate, onFourMemeCurveEnd, onFourMemeTrade, onFourMemeTradeV1 } from './fourmeme.ts';
 import { detectLaunches } from './launch.ts';
@@ -60,6 +60,8 @@ const CREATION_EVENTS: Partial<Record<EventName, (scope: ReceiptScope, log: Norm
   v3PoolCreated: learnV3PoolCreated,
   aerodromePoolCreated: learnAerodromePoolCreated,
   v4Initialize: learnV4Initialize,
+  infinityClInitialize: (scope, log) => learnInfinityInitialize(scope, log, 'cl'),
+  infinityBinInitialize: (scope, log) => learnInfinityInitialize(scope, log, 'bin'),
   fourMemeCreate: learnFourMemeCreate,
 };
 
@@ -103,6 +105,8 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
       case 'v3Swap': return onV3Swap(scope, log, false);
       case 'pancakeV3Swap': return onV3Swap(scope, log, true);
       case 'v4Swap': return onV4Swap(scope, log);
+      case 'infinityClSwap': return onInfinitySwap(scope, log, 'cl');
+      case 'infinityBinSwap': return onInfinitySwap(scope, log, 'bin');
       case 'fourMemePurchase': return onFourMemeTrade(scope, log, 'buy');
       case 'fourMemeSale': return onFourMemeTrade(scope, log, 'sell');
       case 'fourMemePurchaseV1': return onFourMemeTradeV1(scope, log, 'buy');

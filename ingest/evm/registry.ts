@@ -3,7 +3,8 @@
 import { CHAIN_INFO, CHAINS, EVM_NATIVE_ADDRESS, type Chain } from '../../core/chains.ts';
 
 export type EvmDex =
-  | 'uniswap-v2' | 'pancakeswap-v2' | 'uniswap-v3' | 'pancakeswap-v3' | 'uniswap-v4' | 'aerodrome' | 'fourmeme';
+  | 'uniswap-v2' | 'pancakeswap-v2' | 'uniswap-v3' | 'pancakeswap-v3' | 'uniswap-v4'
+  | 'pancakeswap-infinity-cl' | 'pancakeswap-infinity-bin' | 'aerodrome' | 'fourmeme';
 
 export interface PoolInfo {
   /** Pair or pool address; on Uniswap V4 the bytes32 pool id. Lower-case. */

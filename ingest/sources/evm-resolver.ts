@@ -29,7 +29,10 @@ type ViewName = 'token0' | 'token1' | 'factory' | 'fee' | 'stable' | 'decimals' 
 const POOL_SWAPS: Partial<Record<EventName, 'v2' | 'v3' | 'pancakeV3' | 'aerodrome'>> = {
   v2Swap: 'v2', v3Swap: 'v3', pancakeV3Swap: 'pancakeV3', aerodromeSwap: 'aerodrome',
 };
-const CREATIONS: EventName[] = ['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'v4Initialize'];
+const CREATIONS: EventName[] = ['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
+/** Swaps of pools keyed by an id (topic 1) that only their Initialize names: nothing to ask the chain. */
+const ID_SWAPS: EventName[] = ['v4Swap', 'infinityClSwap', 'infinityBinSwap'];
+const ID_CREATIONS: EventName[] = ['v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
 const FOURMEME_TRADES: EventName[] = ['fourMemePurchase', 'fourMemeSale', 'fourMemePurchaseV1', 'fourMemeSaleV1'];
 
 export interface EvmResolver {
@@ -183,7 +186,7 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
           const pool = log.address;
           const info = decoder.pools.getPool(chain, pool) ?? created.get(pool) ?? await resolvePool(pool, kind);
           if (info) notePair(pool, info.token0, info.token1, log.logIndex);
-        } else if (name === 'v4Swap') {
+        } else if (ID_SWAPS.includes(name)) {
           const info = decoder.pools.getPool(chain, log.topics[1] ?? '') ?? created.get(log.topics[1] ?? '');
           if (info) notePair(info.pool ?? log.topics[1], info.token0, info.token1, log.logIndex);
         } else if (CREATIONS.includes(name)) {
@@ -230,7 +233,7 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
 
 function creationTokens(name: EventName, log: Log): { pool: string; token0: string; token1: string } {
   const args = decodeAs(name, log);
-  if (name === 'v4Initialize') return { pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase() };
+  if (ID_CREATIONS.includes(name)) return { pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase() };
   const pool = (name === 'pairCreated' ? args.pair : args.pool) as string;
   return { pool: pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase() };
 }
