@@ -60,6 +60,7 @@ const SIG = {
   aerodromeSwap: T('Swap(address,address,uint256,uint256,uint256,uint256)'),
   aerodromeSync: T('Sync(uint256,uint256)'),
   aerodromePoolCreated: T('PoolCreated(address,address,bool,address,uint256)'),
+  slipstreamPoolCreated: T('PoolCreated(address,address,int24,address)'),
   fourMemePurchase: T('TokenPurchase(address,address,uint256,uint256,uint256,uint256,uint256,uint256)'),
   fourMemeSale: T('TokenSale(address,address,uint256,uint256,uint256,uint256,uint256,uint256)'),
   fourMemeCreate: T('TokenCreate(address,address,uint256,string,string,uint256,uint256,uint256)'),
@@ -283,6 +284,25 @@ describe('ingest/evm decoder', () => {
       assert.equal(swap.quoteAmount, '1000000000000000000');
       assert.equal(swap.trader, TRADER, 'the transaction sender, not the router');
     }
+  });
+
+  it('learns Aerodrome Slipstream pools from the CLFactory PoolCreated; their V3 swaps count as aerodrome, fee unknown', () => {
+    const CL_FACTORY = '0x5e7bb104d84c7cb9b682aac2f3d509f5f406809a';
+    const { decoder } = setup('base', { [TOKEN_A]: 18 });
+    const out = valid(decoder.decodeReceipt(receipt([
+      // tickSpacing 200 is the third topic; the pool is the only data word.
+      { address: CL_FACTORY, topics: [SIG.slipstreamPoolCreated, topic(WETH_BASE), topic(TOKEN_A), `0x${word(200n)}`], data: data(addrWord(POOL)) },
+      // Pool's view: it received 1 WETH and paid 1000 tokens: a buy.
+      { address: POOL, topics: [SIG.v3Swap, topic(ROUTER), topic(ROUTER)], data: data(word(E18), 'ffffffffffffffffffffffffffffffffffffffffffffffc9ca36523a21600000', word(2n ** 96n), word(E18), ZERO_WORD) },
+    ]), BLOCK_TIME));
+    assert.equal(out.swaps.length, 1);
+    const [swap] = out.swaps;
+    assert.equal(swap!.dex, 'aerodrome');
+    assert.equal(swap!.side, 'buy');
+    assert.equal(swap!.pool, POOL);
+    assert.equal(swap!.quoteAsset, WETH_BASE);
+    assert.equal(swap!.tokenAmount, '1000000000000000000000');
+    assert.equal(swap!.fees?.dex, undefined, 'no fee is assumed');
   });
 
   it('skips Infinity swaps of pools whose Initialize was never seen', () => {

@@ -17,6 +17,8 @@ export const EVENTS = {
   infinityBinSwap: parseAbiItem('event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint24 activeId, uint24 fee, uint16 protocolFee)'),
   infinityBinInitialize: parseAbiItem('event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, address hooks, uint24 fee, bytes32 parameters, uint24 activeId)'),
   aerodromeSwap: parseAbiItem('event Swap(address indexed sender, address indexed to, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out)'),
+  // Aerodrome Slipstream CLFactory: the tick spacing in place of V3's fee; its pools emit the V3 Swap.
+  slipstreamPoolCreated: parseAbiItem('event PoolCreated(address indexed token0, address indexed token1, int24 indexed tickSpacing, address pool)'),
   aerodromeSync: parseAbiItem('event Sync(uint256 reserve0, uint256 reserve1)'),
   aerodromePoolCreated: parseAbiItem('event PoolCreated(address indexed token0, address indexed token1, bool indexed stable, address pool, uint256 length)'),
   fourMemePurchase: parseAbiItem('event TokenPurchase(address token, address account, uint256 price, uint256 amount, uint256 cost, uint256 fee, uint256 offers, uint256 funds)'),

@@ -50,6 +50,12 @@ export function learnAerodromePoolCreated(scope: ReceiptScope, log: NormalLog): 
   remember(scope, { pool: args.pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase(), dex: 'aerodrome', logIndex: log.logIndex, emitter: log.address }, fee);
 }
 
+/** Slipstream (CL) pools swap through the V3 topic as `aerodrome`; the event names no fee (the factory's fee module sets it), so none is assumed. */
+export function learnSlipstreamPoolCreated(scope: ReceiptScope, log: NormalLog): void {
+  const args = decodeAs('slipstreamPoolCreated', log);
+  remember(scope, { pool: args.pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase(), dex: 'aerodrome', logIndex: log.logIndex, emitter: log.address }, null);
+}
+
 /** V4 dynamic-fee pools carry this flag in Initialize's fee; their swaps report the fee paid. */
 const V4_DYNAMIC_FEE_FLAG = 0x800000;
 

@@ -7,7 +7,7 @@ import { createMetrics, type Metrics } from '../../core/metrics.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { eventNameOfTopic, TOPIC0, type EventName } from './abi.ts';
 import {
-  learnAerodromePoolCreated, learnPairCreated, learnV3PoolCreated, learnV4Initialize,
+  learnAerodromePoolCreated, learnPairCreated, learnSlipstreamPoolCreated, learnV3PoolCreated, learnV4Initialize,
   onAerodromeSync, onV2StyleSwap, onV2Sync, onV3Swap, onV4Swap, learnInfinityInitialize, onInfinitySwap,
 } from './amm.ts';
 import { learnFourMemeCreate, onFourMemeCurveEnd, onFourMemeTrade, onFourMemeTradeV1 } from './fourmeme.ts';
@@ -59,6 +59,7 @@ const CREATION_EVENTS: Partial<Record<EventName, (scope: ReceiptScope, log: Norm
   pairCreated: learnPairCreated,
   v3PoolCreated: learnV3PoolCreated,
   aerodromePoolCreated: learnAerodromePoolCreated,
+  slipstreamPoolCreated: learnSlipstreamPoolCreated,
   v4Initialize: learnV4Initialize,
   infinityClInitialize: (scope, log) => learnInfinityInitialize(scope, log, 'cl'),
   infinityBinInitialize: (scope, log) => learnInfinityInitialize(scope, log, 'bin'),

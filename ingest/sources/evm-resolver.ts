@@ -29,7 +29,7 @@ type ViewName = 'token0' | 'token1' | 'factory' | 'fee' | 'stable' | 'decimals' 
 const POOL_SWAPS: Partial<Record<EventName, 'v2' | 'v3' | 'pancakeV3' | 'aerodrome'>> = {
   v2Swap: 'v2', v3Swap: 'v3', pancakeV3Swap: 'pancakeV3', aerodromeSwap: 'aerodrome',
 };
-const CREATIONS: EventName[] = ['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
+const CREATIONS: EventName[] = ['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'slipstreamPoolCreated', 'v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
 /** Swaps of pools keyed by an id (topic 1) that only their Initialize names: nothing to ask the chain. */
 const ID_SWAPS: EventName[] = ['v4Swap', 'infinityClSwap', 'infinityBinSwap'];
 const ID_CREATIONS: EventName[] = ['v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];

@@ -66,7 +66,7 @@ interface RpcLog extends EvmLog {
 }
 
 /** Receipts with creations need every log of the transaction (the launched token's mint). */
-const FULL_RECEIPT_EVENTS = new Set<EventName>(['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'v4Initialize', 'infinityClInitialize', 'infinityBinInitialize']);
+const FULL_RECEIPT_EVENTS = new Set<EventName>(['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'slipstreamPoolCreated', 'v4Initialize', 'infinityClInitialize', 'infinityBinInitialize']);
 
 class ForkedMidRange extends Error {}
 
