@@ -70,6 +70,12 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     if (check?.ok) {
       const decision = keyLimiter.take(check.record.id, now());
       setRemaining(koa, decision.remaining);
+      // A 404/405/426/429 is a non-2xx: a metered key sees X-Credits-Cost: 0 here too.
+      if (check.record.metered) {
+        koa.set('X-Credits-Cost', '0');
+        const remaining = options.keys.spendCredits(check.record.id, 0);
+        if (remaining !== null) koa.set('X-Credits-Remaining', String(remaining));
+      }
       if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds);
     } else {
       setRemaining(koa, ipRemaining);

@@ -63,7 +63,8 @@ const pathParams = [
 const limitParam = (fallback: number) => ({
   name: 'limit', in: 'query', required: false,
   description: `Page size; a value outside 1 to ${MAX_PAGE} is moved into that range; ${fallback} when absent; a non-integer is 400 VALIDATION_ERROR`,
-  schema: { type: 'integer', default: fallback, minimum: 1, maximum: MAX_PAGE },
+  // No minimum/maximum: values outside the range are moved into it, not refused (a generated client must send them).
+  schema: { type: 'integer', default: fallback },
 });
 const cursorParam = {
   name: 'cursor', in: 'query', required: false,

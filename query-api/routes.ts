@@ -6,8 +6,8 @@ import type { SpotStore, TradeCursor } from '../clickhouse/types.ts';
 import { CHAINS, canonicalAddress, isChain, type Chain } from '../core/chains.ts';
 import { notFound, unsupportedChain } from '../core/errors.ts';
 import {
-  COLUMNS, DENOMINATIONS, DiscoveryRequest, IDENTITIES, METRICS, TIMEFRAMES,
-  type Column, type ColumnConfig, type Identity,
+  COLUMNS, ColumnConfig, DENOMINATIONS, DiscoveryRequest, IDENTITIES, METRICS, TIMEFRAMES,
+  type Column, type Identity,
 } from '../core/schemas.ts';
 import { readJsonBody } from './body.ts';
 import { createCandleCache } from './candle-cache.ts';
@@ -22,6 +22,12 @@ export const IDENTITY_TRADES_DEFAULT_LIMIT = 20;
 export const MAX_PAGE = 100;
 export const CANDLE_CAP = 5000;
 export const DEFAULT_CANDLES = 500;
+/**
+ * Latest window bound passed to the store: 9999-12-31T23:59:59.999Z. A later `from` or `to`
+ * selects the same candles (none trade that late), and bounds beyond 2^53 ms cannot be bound
+ * as query parameters, so larger values are lowered to it rather than failing the query.
+ */
+export const TIME_CEILING_MS = 253_402_300_799_999;
 
 /** Credits a 2xx costs on a metered key, by route name (non-2xx responses cost 0). */
 export const CREDIT_COST: Record<string, number> = {
@@ -71,7 +77,8 @@ const encodeItem = (item: TradeItem) => encodeCursor({ timestamp: item.timestamp
 
 export function createRoutes(deps: RouteDeps): Router {
   const { store, views } = deps;
-  const router = new Router();
+  // Paths are case-sensitive (RFC 3986): /v1/Trades is not a path of the API, so it is a 404.
+  const router = new Router({ sensitive: true });
   const candleCache = createCandleCache({ store, views, now: deps.now });
 
   async function tokenExists(chain: Chain, address: string): Promise<boolean> {
@@ -102,12 +109,14 @@ export function createRoutes(deps: RouteDeps): Router {
     const timeframe = enumParam(query, 'timeframe', TIMEFRAMES, '1m', problems);
     const metric = enumParam(query, 'metric', METRICS, 'marketCap', problems);
     const denomination = enumParam(query, 'denomination', DENOMINATIONS, 'usd', problems);
-    const from = integerParam(query, 'from', problems, { min: 0 });
-    const to = integerParam(query, 'to', problems, { min: 0 });
+    const fromSent = integerParam(query, 'from', problems, { min: 0 });
+    const toSent = integerParam(query, 'to', problems, { min: 0 });
+    const from = fromSent === undefined ? undefined : Math.min(fromSent, TIME_CEILING_MS);
+    const to = toSent === undefined ? undefined : Math.min(toSent, TIME_CEILING_MS);
     const countBack = integerParam(query, 'countBack', problems, { min: 1, max: CANDLE_CAP });
     // `from` is ignored when countBack is set, so only a window that is used can be inverted.
-    if (countBack === undefined && from !== undefined && to !== undefined && from > to) {
-      problems.add('from', `"from" (${from}) is after "to" (${to}); send from <= to.`);
+    if (countBack === undefined && fromSent !== undefined && toSent !== undefined && fromSent > toSent) {
+      problems.add('from', `"from" (${fromSent}) is after "to" (${toSent}); send from <= to.`);
     }
     problems.throwIfAny();
     if (!(await tokenExists(chain, address))) throw unknownToken();
@@ -163,15 +172,17 @@ export function createRoutes(deps: RouteDeps): Router {
   router.post('discovery', '/v1/discovery', async (ctx) => {
     const body = await readJsonBody(ctx, deps.bodyLimitBytes);
     const problems = new Problems();
-    const valid = checkSchema(DiscoveryRequest, body, problems);
+    checkSchema(DiscoveryRequest, body, problems);
     const request = body as DiscoveryRequest;
     const columns: Partial<Record<Column, ColumnConfig>> = {};
-    if (valid) {
+    // Checks the schema cannot express run on any object body, so a request with several
+    // problems (e.g. `{}`: no chain and no column) gets one detail per problem.
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
       for (const column of COLUMNS) {
         const config = request[column];
         if (config === undefined || config === null) continue;
         columns[column] = config;
-        if (config.filters) checkRanges(column, config.filters, problems);
+        if (checkSchema(ColumnConfig, config, new Problems()) && config.filters) checkRanges(column, config.filters, problems);
       }
       if (Object.keys(columns).length === 0) problems.add('body', 'No column is requested; send at least one of newPairs, graduating, graduated (use {} for its defaults).');
     }

@@ -40,20 +40,24 @@ export function single(query: Query, name: string, problems: Problems): string |
   return value;
 }
 
-const INTEGER = /^-?\d{1,16}$/;
+const INTEGER = /^-?\d+$/;
 
-/** Integer query parameter (decimal digits, optional minus); undefined when absent. */
+/**
+ * Integer query parameter (decimal digits, optional minus); undefined when absent. Any number of
+ * digits is an integer: a value too large to hold exactly comes back approximate (at most
+ * Infinity) and is refused by `bounds` or clamped by the caller, never called "not an integer".
+ */
 export function integerParam(query: Query, name: string, problems: Problems, bounds: { min?: number; max?: number } = {}): number | undefined {
   const raw = single(query, name, problems);
   if (raw === undefined) return undefined;
-  if (!INTEGER.test(raw) || !Number.isSafeInteger(Number(raw))) {
+  if (!INTEGER.test(raw)) {
     problems.add(name, `"${name}" must be an integer, got "${raw}".`);
     return undefined;
   }
   const value = Number(raw);
   if ((bounds.min !== undefined && value < bounds.min) || (bounds.max !== undefined && value > bounds.max)) {
     const range = bounds.max === undefined ? `at least ${bounds.min}` : bounds.min === undefined ? `at most ${bounds.max}` : `between ${bounds.min} and ${bounds.max}`;
-    problems.add(name, `"${name}" must be ${range}, got ${value}.`);
+    problems.add(name, `"${name}" must be ${range}, got ${raw.length > 24 ? `${raw.slice(0, 24)}…` : raw}.`);
     return undefined;
   }
   return value;
