@@ -83,7 +83,18 @@ export function decideHandshake(deps: HandshakeDeps, authorization: string, ip: 
   return { ok: true, keyId: key.record.id, remaining: byKey.remaining };
 }
 
-/** Requests that are not upgrades: 426 plain text on the stream path, 405 for other methods there, 404 elsewhere. */
+/** `Upgrade: websocket` (a token list, any case; RFC 6455 4.2.1). */
+export function isWebSocketUpgrade(req: HttpRequest): boolean {
+  return req.getHeader('upgrade').toLowerCase().split(',').some((token) => token.trim() === 'websocket');
+}
+
+/** The only WebSocket version served (RFC 6455); another one is answered 426 naming it. */
+export const WEBSOCKET_VERSION = '13';
+
+/**
+ * Requests that are not usable upgrades: 426 plain text on the stream path (400 for an upgrade
+ * without Sec-WebSocket-Key), 405 for other methods there, 404 elsewhere.
+ */
 export function answerPlainRequest(res: HttpResponse, req: HttpRequest, limiters: { ip: RateLimiter }): void {
   const requestId = requestIdOf(req);
   const url = req.getUrl();
@@ -99,8 +110,15 @@ export function answerPlainRequest(res: HttpResponse, req: HttpRequest, limiters
   }
   if (url === STREAM_PATH) {
     if (method !== 'get') return respond(res, 405, { ...headers, Allow: 'GET' }, null);
+    // uWS hands an upgrade only when Sec-WebSocket-Key is present; one without it lands here.
+    if (isWebSocketUpgrade(req) && req.getHeader('sec-websocket-key') === '') {
+      return respond(
+        res, 400, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' },
+        'Bad Request: the upgrade has no Sec-WebSocket-Key; connect with a WebSocket client.\n',
+      );
+    }
     return respond(
-      res, 426, { ...headers, Upgrade: 'websocket', 'Content-Type': 'text/plain; charset=utf-8' },
+      res, 426, { ...headers, Upgrade: 'websocket', 'Sec-WebSocket-Version': WEBSOCKET_VERSION, 'Content-Type': 'text/plain; charset=utf-8' },
       'Upgrade Required: /v1/stream is a WebSocket endpoint; connect with a WebSocket client and Authorization: Bearer <API_KEY>.\n',
     );
   }

@@ -75,9 +75,17 @@ export function parseClientFrame(text: string): ClientFrame {
   }
   const rawId = value.id;
   const id = typeof rawId === 'string' ? rawId : null;
-  if (rawId !== undefined && rawId !== null && typeof rawId !== 'string') {
-    return validation([{ field: 'id', message: 'id must be a string.' }], null);
-  }
+  const frame = parseObjectFrame(value, id);
+  if (rawId === undefined || rawId === null || typeof rawId === 'string') return frame;
+  // A non-string id is one more problem of the frame: listed with the others in one
+  // VALIDATION_ERROR, never instead of them (an unsupported chain still takes precedence).
+  const idProblem: ValidationDetail = { field: 'id', message: 'id must be a string.' };
+  if (frame.kind !== 'error') return validation([idProblem], null);
+  if (frame.code !== 'VALIDATION_ERROR') return frame;
+  return validation([idProblem, ...(frame.details as ValidationDetail[])], null);
+}
+
+function parseObjectFrame(value: Record<string, unknown>, id: string | null): ClientFrame {
   if (value.action === 'subscribe') return parseSubscribe(value, id);
   if (value.action === 'unsubscribe') {
     if (typeof value.subscriptionId !== 'string' || value.subscriptionId === '') {
@@ -95,16 +103,17 @@ export function parseClientFrame(text: string): ClientFrame {
 
 function parseSubscribe(frame: Record<string, unknown>, id: string | null): ClientFrame {
   const channel = frame.channel;
+  const filters = frame.filters ?? {};
+  const filtersProblem: ValidationDetail[] = isObject(filters) ? [] : [{ field: 'filters', message: 'filters must be a JSON object.' }];
   if (typeof channel !== 'string' || !(STREAM_CHANNELS as readonly string[]).includes(channel)) {
     const shown = typeof channel === 'string' ? `"${channel}"` : 'missing';
     return validation(
-      [{ field: 'channel', message: `Unknown channel (${shown}); use one of ${STREAM_CHANNELS.join(', ')}.` }],
+      [{ field: 'channel', message: `Unknown channel (${shown}); use one of ${STREAM_CHANNELS.join(', ')}.` }, ...filtersProblem],
       id,
       'The channel is unknown; subscribe to spot.trades, spot.candles or spot.tokens.',
     );
   }
-  const filters = frame.filters ?? {};
-  if (!isObject(filters)) return validation([{ field: 'filters', message: 'filters must be a JSON object.' }], id);
+  if (!isObject(filters)) return validation(filtersProblem, id);
   const result = parseFilters(channel as StreamChannel, filters);
   if ('code' in result) return { kind: 'error', ...result, id };
   return { kind: 'subscribe', id, spec: result };

@@ -11,7 +11,8 @@ import {
 } from './backpressure.ts';
 import { createLogFeed, type LogFeed } from './feed.ts';
 import {
-  STREAM_PATH, answerPlainRequest, decideHandshake, remoteAddressOf, requestIdOf, respond, respondError,
+  STREAM_PATH, WEBSOCKET_VERSION, answerPlainRequest, decideHandshake, isWebSocketUpgrade, remoteAddressOf, requestIdOf,
+  respond, respondError,
 } from './handshake.ts';
 import { ackFrame, errorFrame, parseClientFrame, type SubscriptionSpec } from './protocol.ts';
 import { createRouter, type RouterCounters } from './router.ts';
@@ -23,6 +24,11 @@ export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 export const DEFAULT_PING_INTERVAL_MS = 30_000;
 /** Largest client frame accepted; a larger one closes the socket (1009). 100 addresses fit easily. */
 export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
+/**
+ * What uWS itself reads before dropping the TCP connection with no close frame (1006 at the
+ * client). Above MAX_CLIENT_FRAME_BYTES so that an oversized frame up to here gets the 1009 close.
+ */
+export const MAX_READ_FRAME_BYTES = 1024 * 1024;
 
 export interface StreamEdgeOptions {
   /** Event log to consume spot.trades.v1, spot.candles.v1 and spot.tokens.v1 from; null routes only what route() is given. */
@@ -124,7 +130,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   const app = uWS.App();
   app.ws<UserData>(STREAM_PATH, {
     compression: uWS.DISABLED,
-    maxPayloadLength: MAX_CLIENT_FRAME_BYTES,
+    maxPayloadLength: MAX_READ_FRAME_BYTES,
     // The outbox hands uWS a frame only when it buffers nothing, so this never drops a frame.
     maxBackpressure: 16 * 1024 * 1024,
     closeOnBackpressureLimit: 0,
@@ -133,6 +139,12 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
     sendPingsAutomatically: false,
 
     upgrade(res, req, context) {
+      // uWS upgrades on Sec-WebSocket-Key alone; without `Upgrade: websocket` or with another
+      // version it is no RFC 6455 handshake: the plain answer (426), never a 101.
+      if (!isWebSocketUpgrade(req) || req.getHeader('sec-websocket-version') !== WEBSOCKET_VERSION) {
+        answerPlainRequest(res, req, limiters);
+        return;
+      }
       const requestId = requestIdOf(req);
       const secKey = req.getHeader('sec-websocket-key');
       const secProtocol = req.getHeader('sec-websocket-protocol');
@@ -186,6 +198,10 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
     message(ws, message) {
       const conn = ws.getUserData().conn;
       if (!conn || conn.outbox.closed) return;
+      if (message.byteLength > MAX_CLIENT_FRAME_BYTES) {
+        ws.end(1009, `frame too large: at most ${MAX_CLIENT_FRAME_BYTES} bytes`);
+        return;
+      }
       const frame = parseClientFrame(Buffer.from(message).toString('utf8'));
       if (frame.kind === 'subscribe') subscribe(conn, frame.spec, frame.id);
       else if (frame.kind === 'unsubscribe') unsubscribe(conn, frame.subscriptionId, frame.id);

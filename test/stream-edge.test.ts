@@ -1,33 +1,15 @@
 // Stream edge protocol over a real uWS server and real `ws` clients: frames, filters, errors,
 // per-connection limits and routing (driven through route(), the same path the log feed uses).
 import assert from 'node:assert/strict';
-import { createStreamEdge, MAX_SUBSCRIPTIONS_PER_CONNECTION, type StreamEdge } from '../stream-edge/server.ts';
+import { createStreamEdge, MAX_SUBSCRIPTIONS_PER_CONNECTION } from '../stream-edge/server.ts';
 import {
-  BASE_TOKEN, BASE_TOKEN_2, BASE_WALLET, SOL_TOKEN, SOL_WALLET, StreamClient, candleMessage, connect, createEnv,
-  evmAddress, tokenObject, tradeMessage, type Env, type Frame,
+  BASE_TOKEN, BASE_TOKEN_2, BASE_WALLET, SOL_TOKEN, SOL_WALLET, candleMessage, connect,
+  edgeForSuite, evmAddress, tokenObject, tradeMessage, type Frame,
 } from './helpers/stream-edge.ts';
 
 describe('stream edge: frames and channels', () => {
-  let env: Env;
-  let edge: StreamEdge;
-  let port: number;
-  const clients: StreamClient[] = [];
-
-  before(async () => {
-    env = createEnv();
-    edge = createStreamEdge(env.ctx, { log: null, keys: env.keys });
-    ({ port } = await edge.start());
-  });
-  after(async () => {
-    for (const c of clients) c.close();
-    await edge.stop();
-    env.cleanup();
-  });
-  const open = async () => {
-    const client = await connect(port, env.key);
-    clients.push(client);
-    return client;
-  };
+  const suite = edgeForSuite();
+  const { open } = suite;
 
   const expectError = (frame: Frame, code: string, fields?: string[]) => {
     assert.equal(frame.type, 'error', JSON.stringify(frame));
@@ -68,7 +50,7 @@ describe('stream edge: frames and channels', () => {
     expectError(unknownChannel, 'VALIDATION_ERROR', ['channel']);
     assert.equal(unknownChannel.id, 'x2');
     expectError(await c.request({ action: 'subscribe', channel: 'spot.trades', filters: [1] }), 'VALIDATION_ERROR', ['filters']);
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.trades', filters: {}, id: 7 }), 'VALIDATION_ERROR', ['id']);
+    expectError(await c.request({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN }, id: 7 }), 'VALIDATION_ERROR', ['id']);
     // the connection stays usable after refusals
     await c.subscribe('spot.tokens', { chain: 'base', addresses: [BASE_TOKEN] });
   });
@@ -78,9 +60,9 @@ describe('stream edge: frames and channels', () => {
     const other = await c.subscribe('spot.trades', { chain: 'base', token: BASE_TOKEN_2 });
     const ack = await c.subscribe('spot.trades', { chain: 'base', token: BASE_TOKEN.toUpperCase().replace('0X', '0x') });
     const first = tradeMessage();
-    edge.route('spot.trades.v1', first);
-    edge.route('spot.trades.v1', tradeMessage({ token: BASE_TOKEN_2 }));
-    edge.route('spot.trades.v1', tradeMessage());
+    suite.edge.route('spot.trades.v1', first);
+    suite.edge.route('spot.trades.v1', tradeMessage({ token: BASE_TOKEN_2 }));
+    suite.edge.route('spot.trades.v1', tradeMessage());
     await c.until(() => c.updates(ack.subscriptionId).length === 2 && c.updates(other.subscriptionId).length === 1, 'trade updates');
     const updates = c.updates(ack.subscriptionId);
     assert.deepEqual(updates.map((u) => u.seq), [1, 2]);
@@ -102,7 +84,7 @@ describe('stream edge: frames and channels', () => {
     const baseKol = tradeMessage({}, ['kol']);
     const otherWalletFomo = tradeMessage({ trader: evmAddress(99) }, ['fomoscan']);
     const solKol = tradeMessage({ chain: 'solana', token: SOL_TOKEN, trader: SOL_WALLET, id: 'solana:sig:1', transactionHash: 'sig' }, ['kol']);
-    for (const m of [baseKol, otherWalletFomo, solKol]) edge.route('spot.trades.v1', m);
+    for (const m of [baseKol, otherWalletFomo, solKol]) suite.edge.route('spot.trades.v1', m);
     await c.until(() => c.updates(kolAll.subscriptionId).length === 2, 'identity updates');
     assert.deepEqual(c.updates(byWallet.subscriptionId).map((u) => u.data), [baseKol.trade]);
     assert.deepEqual(c.updates(kolAll.subscriptionId).map((u) => u.data), [baseKol.trade, solKol.trade]);
@@ -139,12 +121,12 @@ describe('stream edge: frames and channels', () => {
     const sameAsDefault = await c.subscribe('spot.candles', { chain: 'base', token: BASE_TOKEN, timeframe: '1m', metric: 'marketCap', denomination: 'usd' });
     const m1 = candleMessage('base', BASE_TOKEN, 1_760_000_040_000, 2);
     const m2 = candleMessage('base', BASE_TOKEN, 1_760_000_040_000, 3);
-    edge.route('spot.candles.v1', m1);
-    edge.route('spot.candles.v1', m1); // unchanged: no update
-    edge.route('spot.candles.v1', m2); // same bucket, new close: replaces it
-    edge.route('spot.candles.v1', candleMessage('base', BASE_TOKEN_2, 1_760_000_040_000, 9)); // other token
+    suite.edge.route('spot.candles.v1', m1);
+    suite.edge.route('spot.candles.v1', m1); // unchanged: no update
+    suite.edge.route('spot.candles.v1', m2); // same bucket, new close: replaces it
+    suite.edge.route('spot.candles.v1', candleMessage('base', BASE_TOKEN_2, 1_760_000_040_000, 9)); // other token
     const token = await c.subscribe('spot.tokens', { chain: 'base', addresses: [BASE_TOKEN] });
-    edge.route('spot.tokens.v1', tokenObject(BASE_TOKEN, 1)); // a marker: everything routed before it has arrived
+    suite.edge.route('spot.tokens.v1', tokenObject(BASE_TOKEN, 1)); // a marker: everything routed before it has arrived
     await c.until(() => c.updates(token.subscriptionId).length === 1, 'marker');
     assert.deepEqual(c.updates(def.subscriptionId).map((u) => [u.seq, u.data]), [[1, m1.open['1m']!.marketCap.usd], [2, m2.open['1m']!.marketCap.usd]]);
     assert.deepEqual(c.updates(sameAsDefault.subscriptionId).map((u) => u.data), c.updates(def.subscriptionId).map((u) => u.data));
@@ -187,9 +169,9 @@ describe('stream edge: frames and channels', () => {
     expectError(unsupported, 'UNSUPPORTED_CHAIN');
     const t1 = tokenObject(evmAddress(1), 10);
     const t100 = tokenObject(evmAddress(100), 11);
-    edge.route('spot.tokens.v1', t1);
-    edge.route('spot.tokens.v1', tokenObject(evmAddress(101), 12)); // not subscribed
-    edge.route('spot.tokens.v1', t100);
+    suite.edge.route('spot.tokens.v1', t1);
+    suite.edge.route('spot.tokens.v1', tokenObject(evmAddress(101), 12)); // not subscribed
+    suite.edge.route('spot.tokens.v1', t100);
     await c.until(() => c.updates(ack.subscriptionId).length === 2, 'token updates');
     assert.deepEqual(c.updates(ack.subscriptionId).map((u) => [u.seq, u.data]), [[1, t1], [2, t100]]);
     assert.equal(c.updates(ack.subscriptionId)[0]!.channel, 'spot.tokens');
@@ -199,14 +181,14 @@ describe('stream edge: frames and channels', () => {
     const c = await open();
     const gone = await c.subscribe('spot.trades', { chain: 'base', token: BASE_TOKEN });
     const kept = await c.subscribe('spot.trades', { chain: 'base', wallet: BASE_WALLET });
-    edge.route('spot.trades.v1', tradeMessage());
+    suite.edge.route('spot.trades.v1', tradeMessage());
     await c.until(() => c.updates(gone.subscriptionId).length === 1 && c.updates(kept.subscriptionId).length === 1, 'first updates');
     const ack = await c.request({ action: 'unsubscribe', subscriptionId: gone.subscriptionId, id: 'u1' });
     assert.deepEqual(
       { type: ack.type, channel: ack.channel, subscriptionId: ack.subscriptionId, id: ack.id, status: ack.status },
       { type: 'ack', channel: 'spot.trades', subscriptionId: gone.subscriptionId, id: 'u1', status: 'success' },
     );
-    edge.route('spot.trades.v1', tradeMessage());
+    suite.edge.route('spot.trades.v1', tradeMessage());
     await c.until(() => c.updates(kept.subscriptionId).length === 2, 'second update of the kept subscription');
     assert.equal(c.updates(gone.subscriptionId).length, 1);
     const again = await c.request({ action: 'unsubscribe', subscriptionId: gone.subscriptionId });
@@ -230,23 +212,23 @@ describe('stream edge: frames and channels', () => {
 
   it('drops the subscriptions of a closed connection from the indexes', async () => {
     const c = await open();
-    const before = edge.stats();
+    const before = suite.edge.stats();
     await c.subscribe('spot.candles', { chain: 'base', token: BASE_TOKEN });
     await c.subscribe('spot.tokens', { chain: 'base', addresses: [BASE_TOKEN, BASE_TOKEN_2] });
-    assert.equal(edge.stats().subscriptions, before.subscriptions + 2);
+    assert.equal(suite.edge.stats().subscriptions, before.subscriptions + 2);
     c.ws.close();
     await c.waitClosed();
     const deadline = Date.now() + 5000;
-    while (edge.stats().connections !== before.connections - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(edge.stats().subscriptions, before.subscriptions);
+    while (suite.edge.stats().connections !== before.connections - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(suite.edge.stats().subscriptions, before.subscriptions);
   });
 
   it('sends keepalive pings at the configured interval', async () => {
-    const pinged = createStreamEdge(env.ctx, { log: null, keys: env.keys, pingIntervalMs: 50 });
+    const pinged = createStreamEdge(suite.env.ctx, { log: null, keys: suite.env.keys, pingIntervalMs: 50 });
     const { port: pingPort } = await pinged.start();
     try {
-      const c = await connect(pingPort, env.key);
-      clients.push(c);
+      const c = await connect(pingPort, suite.env.key);
+      suite.track(c);
       await new Promise<void>((resolve) => c.ws.once('ping', () => resolve()));
     } finally {
       await pinged.stop();

@@ -11,6 +11,7 @@ import { createKeyStore, type KeyStore } from '../../core/auth/keys.ts';
 import type { CandleUpdateMessage, PricedTradeMessage } from '../../core/topics.ts';
 import type { Candle, Token } from '../../core/schemas.ts';
 import { sampleToken } from '../fixtures/spec-samples.ts';
+import { createStreamEdge, type StreamEdge } from '../../stream-edge/server.ts';
 
 export interface Env {
   dir: string;
@@ -203,3 +204,42 @@ export function tokenObject(address: string, updatedAt: number): Token {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface SuiteEdge {
+  readonly env: Env;
+  readonly edge: StreamEdge;
+  readonly port: number;
+  /** A client connected with the suite's key, closed after the suite. */
+  open(): Promise<StreamClient>;
+  /** Closes `client` after the suite too. */
+  track(client: StreamClient): StreamClient;
+}
+
+/** A stream edge without a log (tests drive it through route()), started before the suite's tests and stopped after them. */
+export function edgeForSuite(): SuiteEdge {
+  let env: Env | null = null;
+  let edge: StreamEdge | null = null;
+  let port = 0;
+  const clients: StreamClient[] = [];
+  before(async () => {
+    env = createEnv();
+    edge = createStreamEdge(env.ctx, { log: null, keys: env.keys });
+    ({ port } = await edge.start());
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await edge?.stop();
+    env?.cleanup();
+  });
+  const track = (client: StreamClient) => {
+    clients.push(client);
+    return client;
+  };
+  return {
+    get env() { return env!; },
+    get edge() { return edge!; },
+    get port() { return port; },
+    open: async () => track(await connect(port, env!.key)),
+    track,
+  };
+}
