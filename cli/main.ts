@@ -1,4 +1,5 @@
 // `spot <command>`: one entry for every role. Each command loads only the modules it needs.
+import fs from 'node:fs';
 import { loadConfig, ConfigError, type Config } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { createContext, type Context } from '../core/context.ts';
@@ -36,23 +37,52 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   bench: async () => (await import('../bench/run.ts')).benchCommand,
 };
 
+/** One usage line per command, printed by `spot <command> --help` (and on a usage error). */
+const COMMAND_USAGE: Record<string, string> = {
+  up: 'spot up                       every role in one process (embedded default)',
+  ingest: 'spot ingest [--chains a,b]    chain sources (RPC or the market simulator) -> the log',
+  aggregate: 'spot aggregate                the aggregator (a consumer group on Kafka)',
+  api: 'spot api                      the REST query API on SPOT_HTTP_PORT',
+  edge: 'spot edge                     the WebSocket stream edge on SPOT_WS_PORT',
+  replay: 'spot replay                   rebuild every table and compacted topic from the raw topics (stop `spot up` first)',
+  keys: 'spot keys create [--label L] [--expires-in 30d|--expires-at ISO] [--metered --credits N]\n       spot keys list\n       spot keys revoke <id>',
+  sql: 'spot sql "<query>"            a read-only ClickHouse query (through the running service, or on the store)',
+  migrate: 'spot migrate                  apply the ClickHouse migrations',
+  decode: 'spot decode [--chain C] [FILE|-]  a Solana getTransaction result, or an EVM receipt with --chain base|bsc|robinhood|arc, to JSON lines',
+  bench: 'spot bench [scenario...]      run the benchmarks and write bench/results',
+};
+
+/** Commands that take no arguments besides the configuration flags (an unknown flag must not start a service). */
+const NO_ARGUMENTS = new Set(['up', 'ingest', 'aggregate', 'api', 'edge', 'replay', 'migrate']);
+
+
+/** `--help`/`-h` after a command asks for its usage (for `sql`, only as the sole argument: the rest is a query). */
+function asksForHelp(command: string, args: string[]): boolean {
+  const isHelp = (arg: string) => arg === '--help' || arg === '-h';
+  return command === 'sql' ? args.length === 1 && isHelp(args[0]!) : args.some(isHelp);
+}
+
 /** The `spot` subcommands (docker-compose.yml and the README name only these). */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
 /** Pulls `--name value` flags into environment overrides, so flags and variables share one validator. */
+const FLAG_TO_ENV: Record<string, string> = {
+  '--data-dir': 'SPOT_DATA_DIR',
+  '--http-port': 'SPOT_HTTP_PORT',
+  '--ws-port': 'SPOT_WS_PORT',
+  '--sql-port': 'SPOT_SQL_PORT',
+  '--kafka-brokers': 'SPOT_KAFKA_BROKERS',
+  '--clickhouse-url': 'SPOT_CLICKHOUSE_URL',
+  '--log-level': 'SPOT_LOG_LEVEL',
+  '--chains': 'SPOT_SIM_CHAINS',
+  '--sim-rate': 'SPOT_SIM_RATE',
+  '--sim-seed': 'SPOT_SIM_SEED',
+};
+
+const FLAGS_NOTE = `Flags of every command: ${Object.keys(FLAG_TO_ENV).join(', ')} (each sets its SPOT_* variable).`;
+
 export function applyFlags(args: string[], env: Record<string, string | undefined>): { rest: string[]; env: Record<string, string | undefined> } {
-  const flagToEnv: Record<string, string> = {
-    '--data-dir': 'SPOT_DATA_DIR',
-    '--http-port': 'SPOT_HTTP_PORT',
-    '--ws-port': 'SPOT_WS_PORT',
-    '--sql-port': 'SPOT_SQL_PORT',
-    '--kafka-brokers': 'SPOT_KAFKA_BROKERS',
-    '--clickhouse-url': 'SPOT_CLICKHOUSE_URL',
-    '--log-level': 'SPOT_LOG_LEVEL',
-    '--chains': 'SPOT_SIM_CHAINS',
-    '--sim-rate': 'SPOT_SIM_RATE',
-    '--sim-seed': 'SPOT_SIM_SEED',
-  };
+  const flagToEnv = FLAG_TO_ENV;
   const rest: string[] = [];
   const out = { ...env };
   for (let i = 0; i < args.length; i++) {
@@ -81,12 +111,21 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`spot: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
+  if (asksForHelp(command, args)) {
+    process.stdout.write(`Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables; see README.md.\n`);
+    return 0;
+  }
   let config: Config;
   let rest: string[];
   try {
     const applied = applyFlags(args, process.env);
     rest = applied.rest;
     config = loadConfig(applied.env);
+    if (NO_ARGUMENTS.has(command) && rest.length > 0) {
+      process.stderr.write(`spot ${command}: unexpected argument "${rest[0]}"\n\nUsage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\n`);
+      return 2;
+    }
+    if (command !== 'decode' && command !== 'bench') checkDataDir(config.dataDir);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`spot: configuration error: ${error.message}\n`);
@@ -98,5 +137,26 @@ export async function main(argv: string[]): Promise<number> {
   const logger = createLogger(config.logLevel, process.stderr);
   const ctx = createContext(config, logger);
   const handler = await load();
-  return handler(ctx, rest);
+  try {
+    return await handler(ctx, rest);
+  } catch (error) {
+    // A start-up problem traced to a setting (a port in use, an address that is not local, ...).
+    if (error instanceof ConfigError) {
+      process.stderr.write(`spot: configuration error: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+/** SPOT_DATA_DIR must be a directory, or a path one can be created at. */
+function checkDataDir(dataDir: string): void {
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(dataDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // created at start
+    throw new ConfigError('SPOT_DATA_DIR', `cannot use "${dataDir}": ${(error as Error).message}`);
+  }
+  if (!stat.isDirectory()) throw new ConfigError('SPOT_DATA_DIR', `"${dataDir}" exists and is not a directory`);
 }

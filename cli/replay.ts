@@ -3,6 +3,7 @@
 import type { Context } from '../core/context.ts';
 import { runReplay } from '../aggregators/replay.ts';
 import { createRuntime } from './runtime.ts';
+import { storeBusy } from './errors.ts';
 
 export async function replayCommand(ctx: Context): Promise<number> {
   const runtime = await createRuntime(ctx);
@@ -13,6 +14,11 @@ export async function replayCommand(ctx: Context): Promise<number> {
     ctx.logger.info({ messages: result.messages, ms: result.ms, messagesPerSecond: rate }, 'replay finished');
     return 0;
   } catch (error) {
+    const busy = storeBusy(ctx, 'replay', error);
+    if (busy) {
+      process.stderr.write(`${busy}\n`);
+      return 1;
+    }
     ctx.logger.error({ err: error }, 'replay failed');
     return 1;
   } finally {

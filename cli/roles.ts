@@ -4,13 +4,18 @@ import { createQueryApi } from '../query-api/app.ts';
 import { createStreamEdge } from '../stream-edge/server.ts';
 import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
+import { listenError, probePort } from './errors.ts';
+import { ConfigError } from '../core/config.ts';
 import { startIngest } from './ingest-role.ts';
 import { startAggregator } from './aggregate-role.ts';
 
 export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
   const { client } = await runtime.store();
   const endpoint = createSqlEndpoint(runtime.ctx, client);
-  const { port } = await endpoint.start();
+  const { host, sqlPort } = runtime.ctx.config;
+  const { port } = await endpoint.start().catch((error: unknown) => {
+    throw listenError('SPOT_SQL_PORT', host, sqlPort, error);
+  });
   runtime.add({ name: 'sql-endpoint', stop: () => endpoint.stop() });
   runtime.ctx.logger.info({ port }, `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`);
 }
@@ -20,14 +25,25 @@ export { startAggregator } from './aggregate-role.ts';
 export async function startApi(runtime: Runtime): Promise<void> {
   const { store } = await runtime.store();
   const api = createQueryApi(runtime.ctx, { store, log: runtime.log, keys: runtime.keys(), limiters: runtime.limiters() });
-  const { port } = await api.start();
+  const { host, httpPort } = runtime.ctx.config;
+  const { port } = await api.start().catch((error: unknown) => {
+    throw listenError('SPOT_HTTP_PORT', host, httpPort, error);
+  });
   runtime.add({ name: 'query-api', stop: () => api.stop() });
   runtime.ctx.logger.info({ port }, `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`);
 }
 
 export async function startEdge(runtime: Runtime): Promise<void> {
+  const { host, wsPort } = runtime.ctx.config;
+  // uWebSockets.js listens with SO_REUSEPORT: on a port another process already serves it would
+  // share the port (connections split between the two) instead of failing. Probe it first.
+  await probePort(host, wsPort).catch((error: unknown) => {
+    throw listenError('SPOT_WS_PORT', host, wsPort, error);
+  });
   const edge = createStreamEdge(runtime.ctx, { log: runtime.log, keys: runtime.keys(), limiters: runtime.limiters() });
-  const { port } = await edge.start();
+  const { port } = await edge.start().catch((error: unknown) => {
+    throw new ConfigError('SPOT_WS_PORT', `cannot listen on ${host}:${wsPort}: ${(error as Error).message}`);
+  });
   runtime.add({ name: 'stream-edge', stop: () => edge.stop() });
   runtime.ctx.logger.info({ port }, `WebSocket stream on ws://${runtime.ctx.config.host}:${port}/v1/stream`);
 }
@@ -38,8 +54,9 @@ async function runRole(ctx: Context, start: (runtime: Runtime) => Promise<void>)
   try {
     await start(runtime);
   } catch (error) {
-    ctx.logger.fatal({ err: error }, 'start-up failed');
+    if (!(error instanceof ConfigError)) ctx.logger.fatal({ err: error }, 'start-up failed');
     await runtime.stop();
+    if (error instanceof ConfigError) throw error;
     return 1;
   }
   return done;

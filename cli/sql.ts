@@ -3,6 +3,7 @@ import type { Context } from '../core/context.ts';
 import { createClickHouseClient } from '../clickhouse/client.ts';
 import { migrate } from '../clickhouse/migrations.ts';
 import { runSqlCli } from '../clickhouse/sql-cli.ts';
+import { storeBusy } from './errors.ts';
 
 export async function sqlCommand(ctx: Context, args: string[]): Promise<number> {
   const query = args.join(' ').trim();
@@ -14,13 +15,27 @@ export async function sqlCommand(ctx: Context, args: string[]): Promise<number> 
     await runSqlCli(ctx, query, process.stdout);
     return 0;
   } catch (error) {
+    const busy = storeBusy(ctx, 'sql', error);
+    if (busy) {
+      const { host, sqlPort } = ctx.config;
+      process.stderr.write(`${busy}; no SQL endpoint answered on ${host}:${sqlPort}: run spot sql with the SPOT_SQL_PORT (and SPOT_HOST) of the running service\n`);
+      return 1;
+    }
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
 }
 
 export async function migrateCommand(ctx: Context): Promise<number> {
-  const client = createClickHouseClient(ctx);
+  let client: ReturnType<typeof createClickHouseClient>;
+  try {
+    client = createClickHouseClient(ctx);
+  } catch (error) {
+    const busy = storeBusy(ctx, 'migrate', error);
+    if (!busy) throw error;
+    process.stderr.write(`${busy}; a running service applied the migrations when it started\n`);
+    return 1;
+  }
   try {
     const applied = await migrate(client);
     ctx.logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date');

@@ -1,5 +1,6 @@
 // `spot up`: every role in one process on the embedded default (or the configured transports).
 import type { Context } from '../core/context.ts';
+import { ConfigError } from '../core/config.ts';
 import { createRuntime, waitForShutdown } from './runtime.ts';
 import { startAggregator, startApi, startEdge, startSqlEndpoint } from './roles.ts';
 import { startIngest } from './ingest-role.ts';
@@ -19,8 +20,9 @@ export async function upCommand(ctx: Context): Promise<number> {
     }
     ctx.logger.info({ dataDir: ctx.config.dataDir }, 'spot is up');
   } catch (error) {
-    ctx.logger.fatal({ err: error }, 'start-up failed');
+    if (!(error instanceof ConfigError)) ctx.logger.fatal({ err: error }, 'start-up failed');
     await runtime.stop();
+    if (error instanceof ConfigError) throw error; // main prints it naming the variable
     return 1;
   }
   return done;
