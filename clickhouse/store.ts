@@ -55,8 +55,9 @@ export function createStore(ctx: Context, client: ClickHouseClient): SpotStore {
 
     async getToken(chain: Chain, address: string) {
       const result = await client.query({
-        query: `SELECT body FROM spot.tokens WHERE chain = {chain:String} AND address = {address:String}
-ORDER BY updated_at DESC LIMIT 1`,
+        // FINAL, not ORDER BY updated_at: decay rewrites a token's stats with the same updatedAt, and
+        // among equal versions ReplacingMergeTree keeps the last row written, unmerged parts included.
+        query: `SELECT body FROM spot.tokens FINAL WHERE chain = {chain:String} AND address = {address:String} LIMIT 1`,
         query_params: { chain, address },
         format: 'JSONEachRow',
       });

@@ -197,6 +197,16 @@ describe('clickhouse store (chDB)', function () {
     assert.equal(fomoSolana.length, rows.filter((t) => t.chain === 'solana' && t.identities.includes('fomoscan')).length);
   });
 
+  it('serves the last written token object among versions with the same updatedAt (decay rewrites stats, not updatedAt)', async () => {
+    const base = sampleToken() as unknown as Token;
+    const address = '0x00000000000000000000000000000000000000d7';
+    // The aggregator rewrites a token whose windows decay with the same updatedAt: each write is a
+    // part of its own until a merge, and the last one written is the current object.
+    const versions = Array.from({ length: 6 }, (_, i) => ({ ...base, chain: 'base' as const, address, name: `decay ${i}`, updatedAt: base.updatedAt }));
+    for (const version of versions) await store.upsertTokens([version]);
+    for (let read = 0; read < 5; read++) assert.equal((await store.getToken('base', address))?.name, 'decay 5');
+  });
+
   it('keeps the latest token object per chain and address', async () => {
     const older = sampleToken() as unknown as Token;
     const newer = { ...(sampleToken() as unknown as Token), name: 'Moon Inu v2', updatedAt: older.updatedAt + 5000 };
