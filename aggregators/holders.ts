@@ -20,7 +20,7 @@ export const BURN_ADDRESSES = new Set([
 ]);
 
 export function isExcludedHolder(token: TokenState, wallet: string): boolean {
-  return isBurnAddress(wallet) || wallet === token.address || token.pools.has(wallet);
+  return isBurnAddress(wallet) || wallet === token.address || token.pools.has(wallet) || (token.custody?.includes(wallet) ?? false);
 }
 
 /** A burn address in any case; lower-cases only what could be one (42 or 43 characters from '0' or '1'). */

@@ -226,6 +226,14 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
 
     const pool = normalizeAddress(chain, swap.pool);
     poolUpdate(t, swap, pool, rate);
+    if (swap.custody !== undefined) {
+      const custody = normalizeAddress(chain, swap.custody);
+      if (!t.custody?.includes(custody)) {
+        (t.custody ??= []).push(custody);
+        holdersReset(t); // the custodian is no holder
+        out.changed.add(key);
+      }
+    }
     if (swap.curve && t.graduatedAt === null) t.bondingCurvePct = clampPct(swap.curve.progressPct);
     if (swap.launchpad && !t.launchpad) t.launchpad = swap.launchpad;
     if (swap.mayhemMode) t.mayhem = true;

@@ -69,6 +69,8 @@ export interface TokenState {
   win: TradeWindow;
   candles: OpenBuckets;
   holders: Map<string, HolderRec>;
+  /** Contracts holding the token's singleton pools (V4 PoolManager): not holders. Absent in older snapshots. */
+  custody?: string[];
   /** Recent trade ids (id → event time) for dedupe of redelivered swaps. */
   recentIds: Map<string, number>;
 }

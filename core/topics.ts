@@ -30,6 +30,8 @@ export const RawSwap = Type.Object(
     side: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
     trader: Type.String(),
     pool: Type.String({ description: 'Pool, pair or bonding-curve address (V4: pool id)' }),
+    /** Where a singleton pool keeps its tokens when `pool` is no address (V4: the PoolManager that emitted the swap); not a holder. */
+    custody: Type.Optional(Type.String({ description: 'Contract holding the pool\'s tokens when pool is an id (Uniswap V4: the PoolManager)' })),
     dex: Type.String({ description: 'Venue, e.g. pumpfun, pumpswap, raydium-amm-v4, uniswap-v3' }),
     launchpad: nullable(Type.String()),
     /** Post-trade reserves of the pool or curve in base units, where the event carries them. */

@@ -248,6 +248,36 @@ describe('aggregator holders', () => {
   });
 });
 
+describe('aggregator holders: singleton pools', () => {
+  it('leaves out the contract holding a V4 pool\'s tokens (the swap\'s custody), also when it got them before its first swap', () => {
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    const out = newBatchOutput();
+    const POOL_ID = '0x' + '5d'.repeat(32), MANAGER = addr(0x4444), buyer = addr(0x2001), other = addr(0x2002);
+    const ev = (e: TokenEvent) => p.event(e, JSON.stringify(e), out);
+    const transfer = (time: number, from: string, to: string, amount: bigint) =>
+      ev({ ...at(time, 200), kind: 'transfer', token: TOKEN, from, to, amount: amount.toString() });
+    ev({ ...at(T, 200), kind: 'created', token: TOKEN, name: 'Tok', symbol: 'TOK', uri: '', decimals: 18, supply: (1000n * E).toString(), creator: CREATOR, launchpad: null, pool: null, quoteAsset: WETH });
+    transfer(T, addr(0), CREATOR, 1000n * E);
+    // The launch moves 900 to the PoolManager (a transfer from the creator: an insider, were it a holder).
+    transfer(T, CREATOR, MANAGER, 900n * E);
+    const before = buildToken(state.tokens.get(`base:${TOKEN}`)!, state.wallets).holders;
+    assert.equal(before.count, 2, 'before any swap names it, the PoolManager looks like a holder');
+    const v4 = (time: number, trader: string, tokens: bigint) => ({ ...swap(time, 201, trader, 'buy', tokens, E / 100n), pool: POOL_ID, dex: 'uniswap-v4', custody: MANAGER });
+    p.swap(v4(T + 1000, buyer, 30n * E), out);
+    transfer(T + 1000, MANAGER, buyer, 30n * E);
+    p.swap(v4(T + 2000, other, 20n * E), out);
+    transfer(T + 2000, MANAGER, other, 20n * E);
+    const h = buildToken(state.tokens.get(`base:${TOKEN}`)!, state.wallets).holders;
+    assert.equal(h.count, 3, 'creator 100, buyer 30, other 20; the PoolManager (850) is no holder');
+    assert.equal(h.top10Pct, '15');
+    assert.equal(h.devPct, '10');
+    assert.equal(h.insiderCount, 0);
+    assert.equal(h.insiderPct, '0');
+    assert.ok(out.changed.has(`base:${TOKEN}`));
+  });
+});
+
 describe('aggregator discovery', () => {
   const base = { launchpad: 'pumpfun', graduatedAt: null, bondingCurvePct: '10', createdAt: 5, stats: { '1h': { volume: { usd: '99' } }, '24h': { volume: { usd: '7' }, buyCount: 2, sellCount: 3 } } } as unknown as Token;
   it('places launchpad tokens in the column their curve selects', () => {

@@ -170,6 +170,7 @@ describe('ingest/evm encoders round trip', () => {
     const out = decoder.decodeReceipt(receipt, TIME);
     assert.deepEqual(out.swaps, [swapRecord('robinhood', 2, {
       tokenAmount: (1_000n * E18).toString(), quoteAmount: (E18 / 2n).toString(), side: 'sell', pool: id, dex: 'uniswap-v4', launchpad: 'pools.trade',
+      custody: poolManager.toLowerCase(), // the PoolManager that emitted the swap holds the pool's tokens
       fees: { dex: (E18 / 2n * 2500n / 1_000_000n).toString(), transaction: GAS_FEE },
     })]);
     assert.deepEqual(out.events, [

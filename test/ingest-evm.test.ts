@@ -236,6 +236,8 @@ describe('ingest/evm decoder', () => {
     assert.equal(v4!.quoteAsset, NATIVE);
     assert.equal(v4!.pool, POOL_ID);
     assert.equal(v4!.dex, 'uniswap-v4');
+    assert.equal(v4!.custody, POOL_MANAGER, 'the PoolManager holds V4 pools\' tokens');
+    assert.equal(v3!.custody, undefined, 'a V3 pool holds its own tokens');
     for (const swap of [v3!, v4!]) {
       assert.equal(swap.tokenAmount, '1000000000000000000000');
       assert.equal(swap.quoteAmount, '1000000000000000000');

@@ -167,5 +167,6 @@ export function onV4Swap(scope: ReceiptScope, log: NormalLog): void {
     delta1: -args.amount1,
     feePips: args.fee,
     trader: scope.trader(args.sender),
+    custody: log.address, // the PoolManager holds every V4 pool's tokens
   }));
 }

@@ -59,6 +59,8 @@ export interface PoolTrade {
   trader: string;
   /** Post-trade reserves (V2-style Sync) in token0/token1 order. */
   reserves?: { reserve0: bigint; reserve1: bigint };
+  /** The contract holding the pool's tokens when `pool.pool` is an id (V4 PoolManager). */
+  custody?: string;
 }
 
 export type SkipReason = 'unknown_decimals' | 'no_direction';
@@ -98,6 +100,7 @@ export function buildPoolSwap(tokens: TokenInfoProvider, at: Position, trade: Po
     dex: trade.dex,
     launchpad: trade.launchpad,
   };
+  if (trade.custody) swap.custody = trade.custody;
   if (trade.reserves) {
     const { reserve0, reserve1 } = trade.reserves;
     swap.reserves = tokenIs0
