@@ -148,7 +148,9 @@ export function createMarket(options: MarketOptions): Market {
     for (const name of ['binance', 'coinbase', 'okx']) {
       const wallet = { address: options.addresses.wallet(chain, `cex:${name}`), labels: [`cex:${name}`] };
       state.cexWallets.push(wallet);
-      pending.push({ type: 'walletLabel', chain, time: now, tx: txSeed(state, 'label'), wallet: wallet.address, labels: wallet.labels, name });
+      // Exchange wallets are known before anything they fund (a label source has them long before):
+      // a minute ahead, so no funding's block time (rounded down to its block) precedes the label.
+      pending.push({ type: 'walletLabel', chain, time: now - 60_000, tx: txSeed(state, 'label'), wallet: wallet.address, labels: wallet.labels, name });
     }
     for (let i = 0; i < (options.walletsPerChain ?? 300); i++) createWallet(state, now, i);
     if (chain !== 'arc') {
