@@ -222,6 +222,16 @@ function collector() {
 describe('market simulator', function () {
   this.timeout(60_000);
 
+  it('hands out events in event-time order, its set-up across chains included (the merge takes each partition as time-ordered)', () => {
+    const seed = '42';
+    const market = createMarket({ seed, chains: [...CHAINS], startTime: START, addresses: createAddressSource(seed) });
+    for (const until of [START + 60_000, START + 10 * 60_000]) {
+      const events = market.advance(until, 2);
+      const late = events.findIndex((event, i) => i > 0 && event.time < events[i - 1]!.time);
+      assert.equal(late, -1, late < 0 ? '' : `event ${late} (${events[late]!.type} at ${events[late]!.time}) after ${events[late - 1]!.type} at ${events[late - 1]!.time}`);
+    }
+  });
+
   it('decodes every protocol back to exactly what the simulator meant to emit', () => {
     const seed = '2';
     const market = createMarket({ seed, chains: [...CHAINS], startTime: START, addresses: createAddressSource(seed) });

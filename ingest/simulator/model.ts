@@ -353,7 +353,7 @@ export function createMarket(options: MarketOptions): Market {
       const out: SimEvent[] = pending.splice(0);
       if (rate <= 0) {
         now = Math.max(now, until);
-        return out;
+        return byTime(out);
       }
       const chainList = [...states.values()];
       while (true) {
@@ -368,7 +368,17 @@ export function createMarket(options: MarketOptions): Market {
         next.nextAt += (-Math.log(1 - next.random.next()) / chainRate) * 1000;
       }
       now = until;
-      return out;
+      return byTime(out);
     },
   };
+}
+
+/**
+ * Events in event-time order (stable: same-time events keep their order). The set-up events are
+ * made chain by chain (one chain's fundings before the next chain's earlier labels); published in
+ * that order they would share partitions out of time order, and the aggregator's merge, which
+ * takes each partition as time-ordered, would apply a funding before its funder's label.
+ */
+function byTime(events: SimEvent[]): SimEvent[] {
+  return events.sort((a, b) => a.time - b.time);
 }
