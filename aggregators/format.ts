@@ -4,29 +4,32 @@ import { SCALE, fromUnits, parse, type Dec } from '../core/decimal.ts';
 
 const ZEROS = '0'.repeat(SCALE + 1);
 
-// Texts of recent values: token objects and open candles print the same totals, prices and
-// highs/lows again at every view flush and across timeframes. Two generations keep the memory
-// bounded (a value seen in either is kept in the newer one).
-const GENERATION = 16_384;
-let texts = new Map<Dec, string>();
-let olderTexts = new Map<Dec, string>();
-
-export function decText(value: Dec): string {
-  let text = texts.get(value);
-  if (text !== undefined) return text;
-  text = olderTexts.get(value) ?? printDec(value);
-  if (texts.size >= GENERATION) {
-    olderTexts = texts;
-    texts = new Map();
-  }
-  texts.set(value, text);
-  return text;
+/**
+ * `compute` memoised on the value in two generations of `size` entries: a value seen in either
+ * stays in the newer one, so what recurs is kept and memory stays bounded.
+ */
+function memoised<V>(size: number, compute: (value: Dec) => V): (value: Dec) => V {
+  let newer = new Map<Dec, V>();
+  let older = new Map<Dec, V>();
+  return (value) => {
+    let result = newer.get(value);
+    if (result !== undefined) return result;
+    result = older.get(value) ?? compute(value);
+    if (newer.size >= size) {
+      older = newer;
+      newer = new Map();
+    }
+    newer.set(value, result);
+    return result;
+  };
 }
+
+// Token objects and open candles print the same totals, prices and highs/lows again at every view
+// flush and across timeframes: their texts are remembered.
+export const decText = memoised(16_384, printDec);
 
 /** decText without the memo, for a value printed once (a trade's price, volume): remembering it costs more than it saves. */
-export function decTextOnce(value: Dec): string {
-  return printDec(value);
-}
+export const decTextOnce = printDec;
 
 /** decText(fromUnits(units, decimals)) straight from the digits of a base-unit amount. */
 export function unitsText(units: string, decimals: number): string {
@@ -52,21 +55,7 @@ export function unitsText(units: string, decimals: number): string {
 }
 
 /** Number(decText(value)) for candle values (JSON numbers), memoised the same way. */
-const NUMBERS_GENERATION = 8_192;
-let numbers = new Map<Dec, number>();
-let olderNumbers = new Map<Dec, number>();
-
-export function decNumber(value: Dec): number {
-  let n = numbers.get(value);
-  if (n !== undefined) return n;
-  n = olderNumbers.get(value) ?? Number(decText(value));
-  if (numbers.size >= NUMBERS_GENERATION) {
-    olderNumbers = numbers;
-    numbers = new Map();
-  }
-  numbers.set(value, n);
-  return n;
-}
+export const decNumber = memoised(8_192, (value) => Number(decText(value)));
 
 function printDec(value: Dec): string {
   if (value === 0n) return '0';

@@ -82,13 +82,12 @@ const FLAG_TO_ENV: Record<string, string> = {
 const FLAGS_NOTE = `Flags of every command: ${Object.keys(FLAG_TO_ENV).join(', ')} (each sets its SPOT_* variable).`;
 
 export function applyFlags(args: string[], env: Record<string, string | undefined>): { rest: string[]; env: Record<string, string | undefined> } {
-  const flagToEnv = FLAG_TO_ENV;
   const rest: string[] = [];
   const out = { ...env };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const variable = flagToEnv[flag];
+    const variable = FLAG_TO_ENV[flag];
     if (variable) {
       const value = inline ?? args[++i];
       if (value === undefined) throw new ConfigError(variable, `flag ${flag} needs a value`);

@@ -48,7 +48,11 @@ export async function startEdge(runtime: Runtime): Promise<void> {
   runtime.ctx.logger.info({ port }, `WebSocket stream on ws://${runtime.ctx.config.host}:${port}/v1/stream`);
 }
 
-async function runRole(ctx: Context, start: (runtime: Runtime) => Promise<void>): Promise<number> {
+/**
+ * Starts a process's roles and serves until a shutdown signal. A start-up failure stops what did
+ * start; a configuration error (a port in use, …) goes up to main, which prints it naming the variable.
+ */
+export async function runRole(ctx: Context, start: (runtime: Runtime) => Promise<void>): Promise<number> {
   const runtime = await createRuntime(ctx);
   const done = waitForShutdown(runtime);
   try {

@@ -1,14 +1,10 @@
 // `spot up`: every role in one process on the embedded default (or the configured transports).
 import type { Context } from '../core/context.ts';
-import { ConfigError } from '../core/config.ts';
-import { createRuntime, waitForShutdown } from './runtime.ts';
-import { startAggregator, startApi, startEdge, startSqlEndpoint } from './roles.ts';
+import { runRole, startAggregator, startApi, startEdge, startSqlEndpoint } from './roles.ts';
 import { startIngest } from './ingest-role.ts';
 
-export async function upCommand(ctx: Context): Promise<number> {
-  const runtime = await createRuntime(ctx);
-  const done = waitForShutdown(runtime);
-  try {
+export function upCommand(ctx: Context): Promise<number> {
+  return runRole(ctx, async (runtime) => {
     // Readers first, intake last: nothing produced is waiting on a reader that is not there.
     await startSqlEndpoint(runtime);
     await startAggregator(runtime);
@@ -19,11 +15,5 @@ export async function upCommand(ctx: Context): Promise<number> {
       ctx.logger.warn('no API key registered: create one with `spot keys create` or start with SPOT_API_KEYS=<key>');
     }
     ctx.logger.info({ dataDir: ctx.config.dataDir }, 'spot is up');
-  } catch (error) {
-    if (!(error instanceof ConfigError)) ctx.logger.fatal({ err: error }, 'start-up failed');
-    await runtime.stop();
-    if (error instanceof ConfigError) throw error; // main prints it naming the variable
-    return 1;
-  }
-  return done;
+  });
 }

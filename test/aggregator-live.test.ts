@@ -23,21 +23,31 @@ interface Produced {
   tradeIds: string[];
 }
 
-describe('aggregator live scheduling', function () {
-  this.timeout(60_000);
-  let dir: string;
-
+/** A temp dir for the suite (removed after it); open() gives a context on it, the migrated store and an embedded log. */
+function liveEnv(prefix: string) {
+  let dir = '';
   before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-agg-live-'));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return {
+    async open() {
+      const shared = await sharedChdb();
+      const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+      const store = createStore(ctx, shared.client);
+      await store.migrate();
+      const base = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+      return { ctx, store, base };
+    },
+  };
+}
+
+describe('aggregator live scheduling', function () {
+  this.timeout(60_000);
+  const env = liveEnv('spot-agg-live-');
 
   it('publishes a swap that arrives while a views pass is pending before that pass, and every view in the end', async () => {
-    const shared = await sharedChdb();
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
-    const store = createStore(ctx, shared.client);
-    await store.migrate();
-    const base = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+    const { ctx, store, base } = await env.open();
     const scenario = makeScenario(11, 600);
 
     // Held back: one priced swap (not a reference mark, unique id) of a token created in the log.
@@ -96,18 +106,10 @@ describe('aggregator live scheduling', function () {
 
 describe('aggregator live backlog', function () {
   this.timeout(60_000);
-  let dir: string;
-  before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-agg-backlog-'));
-  });
-  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const env = liveEnv('spot-agg-backlog-');
 
   it('publishes the first trades of a short backlog before all of it is processed', async () => {
-    const shared = await sharedChdb();
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
-    const store = createStore(ctx, shared.client);
-    await store.migrate();
-    const base = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+    const { ctx, store, base } = await env.open();
     await base.ensureTopics([]);
     const scenario = makeScenario(5, 500);
     const total = scenario.swaps.length + scenario.events.length;
