@@ -53,6 +53,11 @@ export interface Ownership {
   log: EventLog;
   /** Joins the ownership group; `processed` is the aggregator's count of processed messages. */
   start(processed: () => number): Promise<void>;
+  /**
+   * Waits until the group has given this instance partitions: 'timeout' after `timeoutMs`
+   * without any (more instances than partitions, or the group not forming), 'stopped' if stop() came first.
+   */
+  firstAssignment(timeoutMs: number): Promise<'assigned' | 'timeout' | 'stopped'>;
   /** The aggregator's onFlush: after a snapshot, everything up to `processed` is acknowledged. */
   onFlush(info: { processed: number; snapshot: boolean }): void;
   /** After the aggregator stopped (drained and snapshotted at `processed`): saves the journal beside that snapshot. */
@@ -114,6 +119,8 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
   let running: Promise<void> | null = null;
   let poller: NodeJS.Timeout | null = null;
   let closing = false;
+  let settleFirstAssignment!: (outcome: 'assigned' | 'stopped') => void;
+  const firstOutcome = new Promise<'assigned' | 'stopped'>((resolve) => (settleFirstAssignment = resolve));
 
   const partitionOf = (key: string) => partitionFor(key, partitions);
 
@@ -224,6 +231,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       assigned.add(p);
       scheduleActivation(p, graceMs);
     }
+    if (gained.length > 0) settleFirstAssignment('assigned');
     logger.info({ gained, assigned: [...assigned].sort((a, b) => a - b) }, 'partitions assigned');
   }
 
@@ -315,6 +323,16 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       logger.info({ partitions, group: OWNERS_GROUP }, 'joining the aggregator ownership group');
     },
 
+    async firstAssignment(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      try {
+        return await Promise.race([firstOutcome, timedOut]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
     onFlush(info) {
       if (!info.snapshot) return;
       journalFile.save(journal, info.processed);
@@ -329,6 +347,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
 
     async stop() {
       closing = true;
+      settleFirstAssignment('stopped');
       if (poller) clearInterval(poller);
       for (const timer of graceTimers.values()) clearTimeout(timer);
       await consumer?.stop();

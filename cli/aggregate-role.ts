@@ -44,6 +44,14 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
   });
   await ownership.start(() => aggregator.processed());
   runtime.add({ name: 'aggregator-ownership', stop: () => ownership.stop() });
+  // Processing starts once the instance knows what it owns: less to journal, and every instance
+  // of a starting set begins together instead of one racing through the log during the join.
+  const waitMs = Math.max(30_000, 3 * ctx.config.aggregateSessionMs);
+  const outcome = await ownership.firstAssignment(waitMs);
+  if (outcome === 'stopped') return; // a shutdown signal came during the wait
+  if (outcome === 'timeout') {
+    ctx.logger.warn({ instance, waitedMs: waitMs }, 'no partitions assigned yet; processing anyway (outputs are journaled until this instance owns partitions)');
+  }
   await aggregator.start();
   runtime.add({
     name: 'aggregator',

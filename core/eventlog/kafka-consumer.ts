@@ -10,12 +10,35 @@
 // - seekToTime uses ListOffsets by timestamp. A broker without a time index (librdkafka's mock)
 //   answers "end" for every timestamp; that is detected by also asking for timestamp 0, and those
 //   partitions are rewound to their start with a filter that drops records older than the target.
-import type kafkajs from 'kafkajs';
+// - The group leader waits LEADER_SYNC_DELAY_MS before it sends the assignment (see there).
+import kafkajs from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { Batch, Consumer, ConsumerOptions, LogMessage, TopicPartition } from './types.ts';
 
 const DEFAULT_MAX_BATCH = 1000;
 export const FETCH_WAIT_MS = 500;
+/**
+ * librdkafka's mock cluster completes a rebalance as soon as the leader's SyncGroup arrives and
+ * answers a follower's later SyncGroup with INVALID_REQUEST, which ends a kafkajs consumer (a
+ * real broker holds that request until the leader's arrives). Followers send theirs right after
+ * the JoinGroup response, so a leader that waits this long lets them go first; on a real broker
+ * it only adds this to each rebalance.
+ */
+export const LEADER_SYNC_DELAY_MS = 500;
+
+/** kafkajs' round-robin assignment, handed to the coordinator LEADER_SYNC_DELAY_MS late. */
+const patientRoundRobin: kafkajs.PartitionAssigner = (config) => {
+  const inner = kafkajs.PartitionAssigners.roundRobin(config);
+  return {
+    name: inner.name,
+    version: inner.version,
+    protocol: (subscription) => inner.protocol(subscription),
+    async assign(group) {
+      await new Promise((resolve) => setTimeout(resolve, LEADER_SYNC_DELAY_MS));
+      return inner.assign(group);
+    },
+  };
+};
 
 export interface KafkaConsumerDeps {
   kafka: kafkajs.Kafka;
@@ -49,6 +72,7 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
     // members rejoin between batches, and a batch takes well under this.
     rebalanceTimeout: Math.max(10_000, 2 * deps.sessionTimeoutMs),
     allowAutoTopicCreation: true,
+    partitionAssigners: [patientRoundRobin],
     // A fetch returns as soon as data arrives; the wait only bounds how long stop() waits for an idle fetch.
     maxWaitTimeInMs: FETCH_WAIT_MS,
   });
