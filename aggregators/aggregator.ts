@@ -12,6 +12,7 @@ import type { CandleRow, SpotStore } from '../clickhouse/types.ts';
 import { candleMessage, dirtyBaseRows } from './candles.ts';
 import { createMerger, type MergeItem } from './merge.ts';
 import { createProcessor, newBatchOutput, type BatchOutput, type Processor } from './process.ts';
+import type { PartitionedHooks } from './ownership.ts';
 import { createSinkWriter } from './sink-writer.ts';
 import { readSnapshot, snapshotPath, writeSnapshot } from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
@@ -43,6 +44,8 @@ export interface AggregatorOptions {
   snapshotEveryMs?: number;
   /** Called after every flush, once the batch's topics are published and its rows handed to the store writer. */
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
+  /** Distributed: token state partitioned by input partition (aggregators/ownership.ts). */
+  partitioned?: PartitionedHooks;
 }
 
 export interface Aggregator {
@@ -172,14 +175,16 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   /** Processes what the merge allows until perFlush messages are pending or their trades are overdue. */
   function processAvailable(): void {
     const p = processor!;
+    const partitioned = options.partitioned !== undefined;
     while (pendingCount < perFlush) {
       if ((pendingCount & 31) === 31 && overdue()) return;
       const item = merger.next();
       if (!item) return;
       if (pendingCount === 0) pendingSince = performance.now();
       if (item.value !== null) {
-        if (item.rank === 1) p.swap(item.value as RawSwap, pending);
-        else p.event(item.value as TokenEvent, item.raw, pending);
+        const at = partitioned ? { partition: item.partition, offset: item.offset } : undefined;
+        if (item.rank === 1) p.swap(item.value as RawSwap, pending, at);
+        else p.event(item.value as TokenEvent, item.raw, pending, at);
       }
       state.offsets[`${item.topic}:${item.partition}`] = item.offset + 1;
       state.processed += 1;
@@ -193,13 +198,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
    * messages while catching up; once caught up, a pass starts viewsEveryMs apart and is built in
    * slices between input batches, so a trade never waits behind a whole pass.
    */
-  async function flush(): Promise<void> {
+  async function flush(force = false): Promise<void> {
     cancelScheduledFlush();
-    if (pendingCount === 0) return;
+    if (pendingCount === 0 && !force) return;
     const out = pending;
     const count = pendingCount;
     pending = newBatchOutput();
     pendingCount = 0;
+    options.partitioned?.changed(out.changed);
     for (const key of out.changed) viewsChanged.add(key);
     for (const key of out.traded) viewsTraded.add(key);
     viewsMessages += count;
@@ -219,7 +225,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     ctx.metrics.set('aggregator.processed', state.processed);
     if (snapshotDue) {
       await sinks.drain();
-      snapshot();
+      await snapshot();
     }
     options.onFlush?.({ processed: state.processed, snapshot: snapshotDue });
   }
@@ -290,7 +296,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     while (pass.nextTraded < pass.traded.length && more()) {
       const key = pass.traded[pass.nextTraded++]!;
-      const t = state.tokens.get(key)!;
+      const t = state.tokens.get(key);
+      if (!t) continue; // its partition was given up
       for (const row of dirtyBaseRows(t.chain, t.address, t.candles)) candleRows.push(row);
       built++;
       if (!publish) continue;
@@ -320,12 +327,31 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     cancelViews = () => clearTimeout(timer);
   }
 
-  function snapshot(): void {
+  /** Distributed, owned partitions are made durable first: a local snapshot never runs ahead of them. */
+  async function snapshot(): Promise<void> {
+    if (options.partitioned) {
+      try {
+        await options.partitioned.beforeSnapshot();
+      } catch (error) {
+        lastSnapshotAt = Date.now();
+        logger.warn({ err: (error as Error).message }, 'making owned partitions durable failed; snapshot skipped, the next one retries');
+        return;
+      }
+    }
     const started = Date.now();
     const bytes = writeSnapshot(file, state);
     lastSnapshotAt = Date.now();
     lastSnapshotProcessed = state.processed;
     if (logger.isLevelEnabled('debug')) logger.debug({ bytes, ms: lastSnapshotAt - started, processed: state.processed }, 'snapshot written');
+    // The group's offsets follow the snapshot (a restart seeks to the snapshot's own): they never
+    // name a message whose rows the store has not acknowledged, and they show the lag.
+    if (consumer && !stopped) {
+      const positions = Object.entries(state.offsets).map(([key, offset]) => {
+        const at = key.lastIndexOf(':');
+        return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)), offset };
+      });
+      consumer.commit(positions).catch((error) => logger.warn({ err: (error as Error).message }, 'committing the input offsets failed; the next snapshot retries'));
+    }
   }
 
   function fail(error: unknown): void {
@@ -386,8 +412,19 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       const loaded = readSnapshot(file);
       state = loaded ?? newState();
       lastSnapshotProcessed = state.processed;
-      processor = createProcessor(ctx, state);
-      consumer = log.consumer({ group: `spot-aggregator-${name}`, topics: INPUTS, maxBatchSize: options.maxBatch ?? 5000 });
+      const partitioning = options.partitioned?.attach(state, {
+        state: () => state,
+        processor: () => processor!,
+        exclusive: (fn) => serial(async () => {
+          if (failure) throw failure;
+          await flush();
+          await sinks.drain();
+          await fn(pending);
+          await flush(true);
+        }),
+      });
+      processor = createProcessor(ctx, state, partitioning);
+      consumer = log.consumer({ group: `spot-aggregator-${name}`, topics: INPUTS, maxBatchSize: options.maxBatch ?? 5000, commit: 'manual' });
       for (const topic of INPUTS) {
         const ends = await log.endOffsets(topic);
         for (const [partition, end] of ends) {
@@ -416,7 +453,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         }
         await flushViews();
         await sinks.drain();
-        snapshot();
+        await snapshot();
       });
       cancelScheduledFlush();
       cancelViews?.();

@@ -1,120 +1,101 @@
-// Distributed aggregation on Kafka. Every `spot aggregate` instance runs the whole deterministic
-// merge (all input partitions, all token state: marks and wallet facts are chain-wide), but
-// writes the sinks and publishes only for the tokens of the partitions it owns. Ownership comes
-// from a consumer group on a dedicated, empty topic (its assignment is all it is used for).
+// Distributed aggregation on Kafka: token state partitioned by key. The group
+// `spot-aggregate-owners` (on a dedicated, empty topic: its assignment is all it is used for)
+// gives each `spot aggregate` instance input partitions; a token lives in the partition its
+// messages are keyed to. An instance keeps full state, writes the sinks and publishes only for
+// the tokens of the partitions it owns. Of the others it keeps what is chain-wide (native marks,
+// wallet facts, a token's price as a quote asset) and journals their inputs, each swap with the
+// context it read, until their owner's durable state covers them.
 //
-// Positions are counts of processed input messages (the same point of the merge on every
-// instance). Handover: outputs of partitions an instance does not own are journaled, tagged with
-// the count they were computed at, until the owner's durable position (spot.aggregator_progress,
-// written at the owner's snapshots, i.e. after its sinks acknowledged) covers them. A new owner
-// waits a grace period (a live previous owner's last writes land first), reads the durable
-// position, re-emits its journal past it and from then on writes directly. Outputs a durable
-// position covers are skipped, so a replaying instance never republishes older objects.
+// Durable state: at every snapshot, after its sinks acknowledged, an owner writes the changed
+// token states of each partition it owns and then the partition's offsets (a mark) to ClickHouse
+// (clickhouse/aggregator-state.ts), before its local snapshot. Taking a partition over (after a
+// grace period, so a live previous owner's last write lands first): load the durable states,
+// replay the journal past them (aggregators/partitioned.ts), write from then on. Giving one up
+// (a rebalance): write its state, keep shadows, journal from then on. Sinks are idempotent on
+// trade id, candle seq and token version, so outputs written twice resolve to the same rows.
 import type { ClickHouseClient } from '../clickhouse/client.ts';
-import type { SpotStore } from '../clickhouse/types.ts';
+import { createAggregatorStateStore, type PartitionMark } from '../clickhouse/aggregator-state.ts';
+import type { Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
-import type { Consumer, EventLog, ProduceMessage } from '../core/eventlog/types.ts';
+import type { Consumer, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
-import { createJournal, type Outputs, type SinkKind } from './journal.ts';
-import { createJournalFile } from './journal-file.ts';
-import { createProgressStore } from './progress.ts';
+import { isCovered, uncovered, type JournalEntry } from './partition-journal.ts';
+import { adoptPartition, decodeToken, durableRows, releaseAll, releasePartition } from './partitioned.ts';
+import type { BatchOutput, Partitioning, Processor } from './process.ts';
+import type { AggregatorState } from './state.ts';
 
 export const OWNERS_GROUP = 'spot-aggregate-owners';
 export const OWNERS_TOPIC = 'spot.aggregate-owners.v1';
 
+/** What the aggregator lends the ownership for hand-overs. */
+export interface AggregatorControls {
+  state(): AggregatorState;
+  processor(): Processor;
+  /**
+   * Runs fn in processing order, once everything processed so far is flushed and acknowledged by
+   * the store; what fn puts in `out` is flushed after it.
+   */
+  exclusive(fn: (out: BatchOutput) => Promise<void>): Promise<void>;
+}
+
+/** The aggregator's side of partitioned state. */
+export interface PartitionedHooks {
+  /** At start, with the loaded state (before the processor is built). */
+  attach(state: AggregatorState, controls: AggregatorControls): Partitioning;
+  /** Token keys whose state changed (each flush). */
+  changed(keys: Iterable<string>): void;
+  /** Before the local snapshot, after the sinks acknowledged: owned partitions made durable. Throws when that failed. */
+  beforeSnapshot(): Promise<void>;
+}
+
 export interface OwnershipOptions {
-  /** The event log the aggregator reads and publishes through. */
+  /** The aggregator's event log (its input topics' partition counts). */
   log: EventLog;
   /** Log for the ownership group (its session timeout decides how fast a dead member's partitions move). */
   ownersLog: EventLog;
-  store: SpotStore;
   client: ClickHouseClient;
   instance: string;
-  /** The aggregator's snapshot file: the journal is saved beside it and checked against it at start. */
-  snapshotFile: string;
-  /** Wait after an assignment before writing, ms (default 2000). */
+  /** Wait after an assignment before taking over, ms (default 2000). */
   handoverGraceMs?: number;
-  /** How often the owners' progress is read to trim the journal, ms (default 1000). */
-  progressPollMs?: number;
-  /**
-   * Messages of slack in every "already durable" decision (default 20,000): instances that caught
-   * up with a live log may order the newest messages differently, so counts near the edge can name
-   * slightly different sets; re-emitting a little more is harmless, skipping too much is not.
-   */
-  handoverMargin?: number;
-  /** Messages an instance may run ahead of a partition owner's durable position before it waits (default 1,000,000). */
-  aheadLimit?: number;
+  /** How often other owners' marks are read to trim the journals, ms (default 1000). */
+  pollMs?: number;
 }
 
 export interface Ownership {
-  /** Store and log to hand the aggregator: they write owned partitions and journal the others. */
-  store: SpotStore;
-  log: EventLog;
-  /** Joins the ownership group; `processed` is the aggregator's count of processed messages. */
-  start(processed: () => number): Promise<void>;
+  hooks: PartitionedHooks;
+  /** Joins the ownership group. */
+  start(): Promise<void>;
   /**
    * Waits until the group has given this instance partitions: 'timeout' after `timeoutMs`
    * without any (more instances than partitions, or the group not forming), 'stopped' if stop() came first.
    */
   firstAssignment(timeoutMs: number): Promise<'assigned' | 'timeout' | 'stopped'>;
-  /** The aggregator's onFlush: after a snapshot, everything up to `processed` is acknowledged. */
-  onFlush(info: { processed: number; snapshot: boolean }): void;
-  /** After the aggregator stopped (drained and snapshotted at `processed`): saves the journal beside that snapshot. */
-  stopped(processed: number): void;
   stop(): Promise<void>;
+  /** Partitions whose token state this instance holds. */
   owned(): number[];
 }
 
-const OUTPUT_TOPICS = [TOPICS.trades.name, TOPICS.tokens.name, TOPICS.candles.name];
-const COMPACTED = new Set<string>([TOPICS.tokens.name, TOPICS.candles.name]);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The ownership key of each row kind: its token, or its wallet for wallet-level rows. */
-const KEY_OF: Record<SinkKind, (row: never) => string> = {
-  trades: (r: { chain: string; token: string }) => `${r.chain}:${r.token}`,
-  candles: (r: { chain: string; token: string }) => `${r.chain}:${r.token}`,
-  tokens: (r: { chain: string; address: string }) => `${r.chain}:${r.address}`,
-  tokenEvents: (r: { chain: string; token: string }) => `${r.chain}:${r.token}`,
-  labels: (r: { chain: string; wallet: string }) => `${r.chain}:${r.wallet}`,
-  balances: (r: { chain: string; token: string }) => `${r.chain}:${r.token}`,
-};
-
-const WRITERS: Record<SinkKind, (store: SpotStore, rows: never[]) => Promise<void>> = {
-  trades: (store, rows) => store.insertTrades(rows),
-  candles: (store, rows) => store.upsertCandles(rows),
-  tokens: (store, rows) => store.upsertTokens(rows),
-  tokenEvents: (store, rows) => store.insertTokenEvents(rows),
-  labels: (store, rows) => store.upsertWalletLabels(rows),
-  balances: (store, rows) => store.upsertBalances(rows),
-};
-
-const STORE_METHODS: Record<string, SinkKind> = {
-  insertTrades: 'trades', upsertCandles: 'candles', upsertTokens: 'tokens',
-  insertTokenEvents: 'tokenEvents', upsertWalletLabels: 'labels', upsertBalances: 'balances',
-};
 
 export function createOwnership(ctx: Context, options: OwnershipOptions): Ownership {
   const logger = ctx.logger.child({ component: 'aggregator-ownership', instance: options.instance });
-  const { log, store, instance } = options;
   const graceMs = options.handoverGraceMs ?? 2000;
-  const pollMs = options.progressPollMs ?? 1000;
-  const aheadLimit = options.aheadLimit ?? 1_000_000;
-  const margin = options.handoverMargin ?? 20_000;
-  const progress = createProgressStore(options.client);
-  const journal = createJournal();
-  const journalFile = createJournalFile(options.snapshotFile);
+  const pollMs = options.pollMs ?? 1000;
+  const store = createAggregatorStateStore(options.client);
   let partitions = 0;
-  let processed: () => number = () => 0;
+  let controls: AggregatorControls | null = null;
+  let state: AggregatorState | null = null;
 
+  /** Assigned by the group (owned once taken over). */
   const assigned = new Set<number>();
-  /** Assigned partitions whose journal was re-emitted: their outputs are written directly. */
-  const active = new Set<number>();
-  /** Partitions whose journal is being re-emitted; resolves when done. */
-  const activating = new Map<number, Promise<void>>();
-  const graceTimers = new Map<number, NodeJS.Timeout>();
-  /** Highest durable position known per partition (ours or another owner's). */
-  const durable = new Map<number, number>();
+  const owned = new Set<number>();
+  const adopting = new Set<number>();
+  const timers = new Map<number, NodeJS.Timeout>();
+  /** Latest durable mark known per partition. */
+  const marks = new Map<number, PartitionMark>();
+  /** Owned tokens changed since their partition was last made durable. */
+  const dirty = new Set<string>();
   let consumer: Consumer | null = null;
   let running: Promise<void> | null = null;
   let poller: NodeJS.Timeout | null = null;
@@ -122,114 +103,120 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
   let settleFirstAssignment!: (outcome: 'assigned' | 'stopped') => void;
   const firstOutcome = new Promise<'assigned' | 'stopped'>((resolve) => (settleFirstAssignment = resolve));
 
-  const partitionOf = (key: string) => partitionFor(key, partitions);
+  const offsetsOf = (p: number): PartitionMark => ({
+    swaps: state?.offsets[`${TOPICS.swaps.name}:${p}`] ?? 0,
+    events: state?.offsets[`${TOPICS.tokenEvents.name}:${p}`] ?? 0,
+  });
 
-  /** Durable position of a partition less the margin: outputs at or before it are in the sinks. */
-  const safe = (p: number) => Math.max(0, (durable.get(p) ?? 0) - margin);
-
-  function learn(p: number, position: number): void {
-    if (position <= (durable.get(p) ?? 0)) return;
-    durable.set(p, position);
-    journal.trim(p, safe(p));
+  function learn(p: number, mark: PartitionMark): void {
+    const known = marks.get(p);
+    if (known && known.swaps + known.events >= mark.swaps + mark.events) return;
+    marks.set(p, mark);
+    if (!state || owned.has(p) || adopting.has(p)) return;
+    const journal = state.journals?.get(p);
+    if (journal) state.journals!.set(p, uncovered(journal, mark));
   }
 
-  async function refreshProgress(): Promise<void> {
-    for (const [p, position] of await progress.read()) learn(p, position);
+  async function refreshMarks(): Promise<void> {
+    for (const [p, mark] of await store.readMarks()) learn(p, mark);
   }
 
-  /** Bounds the journal: waits while this instance runs too far ahead of a partition's owner. */
-  async function backpressure(parts: Iterable<number>): Promise<void> {
+  /** Writes the changed tokens, then the mark, of each partition (inside the processing order). */
+  async function persist(parts: number[]): Promise<void> {
+    if (!state) return;
+    let written = 0;
     for (const p of parts) {
-      let warned = false;
-      while (!closing && !assigned.has(p) && processed() - (durable.get(p) ?? 0) > aheadLimit && journal.size(p) > 0) {
-        if (!warned) logger.warn({ partition: p, durable: durable.get(p) ?? 0, processed: processed() }, 'far ahead of a partition owner; waiting for its progress');
-        warned = true;
-        await sleep(pollMs);
-        await refreshProgress().catch((error) => logger.warn({ err: error }, 'reading aggregator progress failed'));
+      const keys = [...dirty].filter((key) => partitionFor(key, partitions) === p);
+      const mark = offsetsOf(p);
+      const rows = durableRows(state, keys);
+      await store.write(p, mark, rows, options.instance);
+      for (const key of keys) dirty.delete(key);
+      learn(p, mark);
+      written += rows.length;
+    }
+    if (parts.length > 0) logger.info({ partitions: parts, tokens: written, processed: state.processed }, 'state made durable');
+  }
+
+  const partitioning: Partitioning = {
+    owns: (p) => owned.has(p),
+    journal(p, entry) {
+      const mark = marks.get(p);
+      if (mark && isCovered(entry, mark)) return;
+      const journals = (state!.journals ??= new Map<number, JournalEntry[]>());
+      let list = journals.get(p);
+      if (!list) journals.set(p, (list = []));
+      list.push(entry);
+    },
+    tick(chain: Chain, time: number) {
+      for (let p = 0; p < partitions; p++) if (!owned.has(p)) partitioning.journal(p, { k: 'tick', chain, time, at: offsetsOf(p) });
+    },
+  };
+
+  /** Takes a partition over once this instance's merge has reached its owner's durable mark. */
+  async function adopt(p: number): Promise<void> {
+    if (!controls || !state) return schedule(p, pollMs);
+    let retry = false;
+    await controls.exclusive(async (out) => {
+      if (!assigned.has(p) || owned.has(p) || closing) return;
+      adopting.add(p);
+      try {
+        let mark: PartitionMark;
+        let rows: Awaited<ReturnType<typeof store.readTokens>>;
+        try {
+          mark = (await store.readMarks()).get(p) ?? { swaps: 0, events: 0 };
+          const at = offsetsOf(p);
+          if (at.swaps < mark.swaps || at.events < mark.events) {
+            retry = true; // this instance's merge is behind the durable state
+            return;
+          }
+          rows = await store.readTokens(p);
+        } catch (error) {
+          logger.warn({ err: (error as Error).message, partition: p }, 'reading the durable state of a partition failed; retrying');
+          retry = true;
+          return;
+        }
+        const tokens = rows.map((row) => ({ key: row.token, covered: row.covered, token: decodeToken(row.state) }));
+        const result = adoptPartition(state!, controls!.processor(), p, partitions, { mark, tokens }, out);
+        owned.add(p);
+        marks.set(p, mark);
+        logger.info({ partition: p, mark, at: offsetsOf(p), processed: state!.processed, durableTokens: tokens.length, tokens: result.tokens, replayed: result.replayed }, 'took partition over');
+      } finally {
+        adopting.delete(p);
       }
-    }
+    });
+    if (retry) schedule(p, pollMs);
   }
 
-  /**
-   * Writes the rows of owned, taken-over partitions through `write` and journals the others.
-   * Rows come from messages processed so far, so processed() bounds the position they stand for.
-   */
-  async function route<T>(rows: readonly T[], keyOf: (row: T) => string, add: (p: number, position: number, rows: T[]) => void, write: (rows: T[]) => Promise<void>): Promise<void> {
-    const position = processed();
-    const now: T[] = [];
-    const later = new Map<number, T[]>();
-    const held = new Map<number, T[]>();
-    const push = (map: Map<number, T[]>, p: number, row: T) => {
-      let list = map.get(p);
-      if (!list) map.set(p, (list = []));
-      list.push(row);
-    };
-    for (const row of rows) {
-      const p = partitionOf(keyOf(row));
-      if (position <= safe(p)) continue; // an owner already wrote it
-      if (active.has(p)) now.push(row);
-      else if (activating.has(p)) push(held, p, row);
-      else push(later, p, row);
-    }
-    for (const [p, list] of later) add(p, position, list);
-    if (held.size > 0) {
-      // A partition being taken over: its journal is written first, then these rows directly.
-      await Promise.all([...held.keys()].map((p) => activating.get(p)));
-      for (const [p, list] of held) {
-        if (active.has(p)) now.push(...list);
-        else add(p, position, list);
-      }
-    }
-    if (now.length > 0) await write(now);
-    await backpressure(later.keys());
-  }
-
-  async function writeOutputs(o: Outputs): Promise<void> {
-    for (const kind of Object.keys(WRITERS) as SinkKind[]) {
-      if (o[kind].length > 0) await WRITERS[kind](store, o[kind] as never[]);
-    }
-    for (const topic of OUTPUT_TOPICS) {
-      const messages = o.messages.get(topic);
-      if (messages && messages.length > 0) await log.produce(topic, messages);
-    }
-  }
-
-  /**
-   * Takes a partition over: re-emits the journal past the durable position, then writes directly.
-   * Rows of the partition that arrive meanwhile wait (route), so newer rows never land before older ones.
-   */
-  async function activate(p: number): Promise<void> {
-    let release!: () => void;
-    activating.set(p, new Promise<void>((resolve) => (release = resolve)));
-    try {
-      await refreshProgress();
-      if (!assigned.has(p) || closing) return;
-      const outputs = journal.collect(p, COMPACTED);
-      if (outputs) await writeOutputs(outputs);
-      journal.clear(p);
-      active.add(p);
-      logger.info({ partition: p, durable: durable.get(p) ?? 0, processed: processed(), reEmittedTrades: outputs?.trades.length ?? 0 }, 'took partition over');
-    } finally {
-      activating.delete(p);
-      release();
-    }
-  }
-
-  function scheduleActivation(p: number, delay: number): void {
-    clearTimeout(graceTimers.get(p));
-    graceTimers.set(p, setTimeout(() => {
-      graceTimers.delete(p);
-      activate(p).catch((error) => {
-        logger.error({ err: error, partition: p }, 'taking a partition over failed; retrying');
-        if (!closing && assigned.has(p)) scheduleActivation(p, pollMs);
-      });
+  function schedule(p: number, delay: number): void {
+    clearTimeout(timers.get(p));
+    timers.set(p, setTimeout(() => {
+      timers.delete(p);
+      if (closing || !assigned.has(p) || owned.has(p)) return;
+      adopt(p).catch((error) => logger.error({ err: error, partition: p }, 'taking a partition over failed'));
     }, delay));
+  }
+
+  function release(lost: number[]): void {
+    if (!controls || closing) return; // stopping: the aggregator's final snapshot made them durable
+    void controls.exclusive(async () => {
+      for (const p of lost) {
+        if (!owned.has(p) || assigned.has(p)) continue;
+        try {
+          await persist([p]);
+        } catch (error) {
+          logger.warn({ err: (error as Error).message, partition: p }, 'writing the state of a partition given up failed; its next owner replays from the previous one');
+        }
+        const tokens = releasePartition(state!, controls!.processor(), p, partitions);
+        owned.delete(p);
+        logger.info({ partition: p, tokens, at: offsetsOf(p) }, 'gave partition up');
+      }
+    }).catch((error) => logger.error({ err: error }, 'giving partitions up failed'));
   }
 
   function onAssign(gained: number[]): void {
     for (const p of gained) {
       assigned.add(p);
-      scheduleActivation(p, graceMs);
+      schedule(p, graceMs);
     }
     if (gained.length > 0) settleFirstAssignment('assigned');
     logger.info({ gained, assigned: [...assigned].sort((a, b) => a - b) }, 'partitions assigned');
@@ -238,10 +225,10 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
   function onRevoke(lost: number[]): void {
     for (const p of lost) {
       assigned.delete(p);
-      active.delete(p);
-      clearTimeout(graceTimers.get(p));
-      graceTimers.delete(p);
+      clearTimeout(timers.get(p));
+      timers.delete(p);
     }
+    release(lost.filter((p) => owned.has(p)));
     logger.info({ lost, assigned: [...assigned].sort((a, b) => a - b) }, 'partitions revoked');
   }
 
@@ -268,57 +255,44 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
     });
   }
 
-  /** After a snapshot the sinks acknowledged everything up to `position`: record it for active partitions. */
-  async function recordProgress(position: number): Promise<void> {
-    const settled = [...active].filter((p) => position > (durable.get(p) ?? 0));
-    if (settled.length === 0) return;
-    await progress.write(settled, position, instance);
-    for (const p of settled) learn(p, position);
-    logger.info({ partitions: settled, processed: position }, 'progress recorded');
-  }
-
-  const wrappedStore = new Proxy(store, {
-    get(target, prop, receiver) {
-      const kind = typeof prop === 'string' ? STORE_METHODS[prop] : undefined;
-      if (kind) {
-        const keyOf = KEY_OF[kind] as (row: unknown) => string;
-        return (rows: unknown[]) => route(rows, keyOf, (p, position, list) => journal.add(p, position, kind, list), (list) => WRITERS[kind](target, list as never[]));
+  const hooks: PartitionedHooks = {
+    attach(loaded, aggregatorControls) {
+      if (partitions === 0) throw new Error('ownership.start() must run before the aggregator starts');
+      state = loaded;
+      controls = aggregatorControls;
+      releaseAll(loaded); // nothing is owned yet: partitions are taken over through their durable state
+      for (const [p, mark] of marks) {
+        const journal = loaded.journals?.get(p);
+        if (journal) loaded.journals!.set(p, uncovered(journal, mark));
       }
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
+      return partitioning;
     },
-  });
-
-  const wrappedLog = new Proxy(log, {
-    get(target, prop, receiver) {
-      if (prop === 'produce') {
-        return (topic: string, messages: ProduceMessage[]) => (OUTPUT_TOPICS.includes(topic)
-          ? route(messages, (m) => m.key, (p, position, list) => journal.addMessages(p, position, topic, list), (list) => target.produce(topic, list))
-          : target.produce(topic, messages));
-      }
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
+    changed(keys) {
+      for (const key of keys) dirty.add(key);
     },
-  });
+    async beforeSnapshot() {
+      await persist([...owned].sort((a, b) => a - b));
+    },
+  };
 
   return {
-    store: wrappedStore,
-    log: wrappedLog,
+    hooks,
 
-    async start(processedCount) {
-      processed = processedCount;
-      await progress.ensure();
-      const wanted = (await log.endOffsets(TOPICS.swaps.name)).size || TOPICS.swaps.partitions;
+    async start() {
+      const counts = new Map<string, number>();
+      for (const topic of [TOPICS.swaps.name, TOPICS.tokenEvents.name]) counts.set(topic, (await options.log.endOffsets(topic)).size || TOPICS.swaps.partitions);
+      const wanted = Math.max(...counts.values());
       await options.ownersLog.ensureTopics([{ name: OWNERS_TOPIC, partitions: wanted, compacted: true }]);
-      // Tokens map onto the ownership partitions that exist (a broker that refused createTopics auto-creates them).
       partitions = (await options.ownersLog.endOffsets(OWNERS_TOPIC)).size;
-      if (partitions === 0) throw new Error(`${OWNERS_TOPIC} has no partitions`);
-      if (partitions !== wanted) logger.warn({ partitions, wanted }, `${OWNERS_TOPIC} has a different partition count than ${TOPICS.swaps.name}; ownership follows ${OWNERS_TOPIC}`);
-      await refreshProgress();
-      journalFile.restore(journal, new Map([...durable.keys()].map((p) => [p, safe(p)])), partitions, logger);
+      counts.set(OWNERS_TOPIC, partitions);
+      // A token's state moves with its input partition, so every partitioning must agree.
+      if (new Set(counts.values()).size !== 1) {
+        throw new Error(`distributed aggregation needs one partition count for ${[...counts.keys()].join(', ')}; found ${[...counts].map(([t, n]) => `${t}: ${n}`).join(', ')} (README.md, "Distributed mode")`);
+      }
+      await refreshMarks();
       join();
       poller = setInterval(() => {
-        refreshProgress().catch((error) => logger.warn({ err: error }, 'reading aggregator progress failed'));
+        refreshMarks().catch((error) => logger.warn({ err: (error as Error).message }, 'reading partition marks failed'));
       }, pollMs);
       logger.info({ partitions, group: OWNERS_GROUP }, 'joining the aggregator ownership group');
     },
@@ -333,29 +307,17 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       }
     },
 
-    onFlush(info) {
-      if (!info.snapshot) return;
-      journalFile.save(journal, info.processed);
-      recordProgress(info.processed).catch((error) => logger.warn({ err: error }, 'writing aggregator progress failed; the next snapshot retries'));
-    },
-
-    stopped(position) {
-      // No progress row here: whether the final flush succeeded is not known; the next owner
-      // re-emits from the last snapshot's progress, which is safe.
-      journalFile.save(journal, position);
-    },
-
     async stop() {
       closing = true;
       settleFirstAssignment('stopped');
       if (poller) clearInterval(poller);
-      for (const timer of graceTimers.values()) clearTimeout(timer);
+      for (const timer of timers.values()) clearTimeout(timer);
       await consumer?.stop();
       await running;
       await consumer?.stop();
       await options.ownersLog.close();
     },
 
-    owned: () => [...active].sort((a, b) => a - b),
+    owned: () => [...owned].sort((a, b) => a - b),
   };
 }

@@ -3,7 +3,7 @@
 // same order always give the same state and outputs.
 import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
-import { ZERO, fromUnits, mul } from '../core/decimal.ts';
+import { ZERO, fromUnits, mul, type Dec } from '../core/decimal.ts';
 import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts';
 import type { BalanceRow, BaseGranularity, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from '../clickhouse/types.ts';
 import { addTrade, bucketFrom, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
@@ -15,6 +15,7 @@ import { holderChanged, holdersReset, walletHoldersChanged } from './holder-inde
 import { ATTR, type AggregatorState, type HolderRec, type PoolState, type TokenState, type WalletState } from './state.ts';
 import { LONGEST_WINDOW_MS, WINDOW_MS, advance, hasWindowTrades, insert, newTradeWindow, nextExpiry, type TradeRec } from './windows.ts';
 import { clampPct, decTextOnce, unitsText } from './format.ts';
+import type { JournalEntry, SwapContext } from './partition-journal.ts';
 
 /** Stats of tokens whose windows lose trades are recomputed every this much watermark time. */
 export const DECAY_TICK_MS = 10_000;
@@ -54,13 +55,38 @@ export function newTokenState(chain: Chain, address: string, decimals: number, t
   };
 }
 
-export interface Processor {
-  readonly state: AggregatorState;
-  swap(swap: RawSwap, out: BatchOutput): void;
-  event(event: TokenEvent, raw: string, out: BatchOutput): void;
+/** Where an input message came from (distributed: its partition decides who owns its token). */
+export interface InputPosition {
+  partition: number;
+  offset: number;
 }
 
-export function createProcessor(ctx: Context, state: AggregatorState): Processor {
+/** Distributed aggregation: which partitions' tokens this instance keeps, and where the rest goes. */
+export interface Partitioning {
+  owns(partition: number): boolean;
+  /** What a partition this instance does not own may need replayed by its next owner. */
+  journal(partition: number, entry: JournalEntry): void;
+  /** A decay tick of the chain's watermark (journaled for every partition not owned). */
+  tick(chain: Chain, time: number): void;
+}
+
+export interface Processor {
+  readonly state: AggregatorState;
+  swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;
+  event(event: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void;
+  /** Hand-over: a journaled swap applied to owned state in the context it was first priced in. */
+  replaySwap(swap: RawSwap, context: SwapContext, out: BatchOutput): void;
+  /** Hand-over: a journaled token event applied to owned state. */
+  replayEvent(event: TokenEvent, raw: string, out: BatchOutput): void;
+  /** Hand-over: a journaled decay tick applied to the given tokens. */
+  decay(tokens: TokenState[], time: number, out: BatchOutput): void;
+  /** Hand-over: a token now owned joins its wallets' holdings and the decay ticks. */
+  adopted(token: TokenState): void;
+  /** Hand-over: a token no longer owned leaves them. */
+  released(token: TokenState): void;
+}
+
+export function createProcessor(ctx: Context, state: AggregatorState, partitioning?: Partitioning): Processor {
   const { metrics } = ctx;
   // Tokens whose windows still hold trades, per chain, with a lower bound of the event time at
   // which a window next loses a trade (derived: rebuilt from the state on load).
@@ -116,6 +142,7 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
     if (time <= old) return;
     state.watermarks[chain] = time;
     if (old === 0 || Math.floor(time / DECAY_TICK_MS) === Math.floor(old / DECAY_TICK_MS)) return;
+    partitioning?.tick(chain, time);
     const tokens = active.get(chain);
     if (!tokens) return;
     for (const [t, bound] of tokens) {
@@ -178,7 +205,13 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
   const scratchGranularity: BaseGranularity[] = [];
   const scratchLate: BaseGranularity[] = [];
 
-  function swap(swap: RawSwap, out: BatchOutput): void {
+  /** Native price of a token used as a quote asset: its latest trade's, owned or not. */
+  function quotePrice(chain: Chain, quote: string): Dec {
+    const key = tokenKey(chain, quote);
+    return state.tokens.get(key)?.priceN ?? state.shadows?.get(key)?.priceN ?? ZERO;
+  }
+
+  function swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void {
     const chain = swap.chain;
     if (isReferencePair(swap)) {
       const price = referencePrice(swap);
@@ -187,20 +220,66 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
       watermark(chain, swap.blockTime, out);
       return;
     }
+    const applied = at && partitioning && !partitioning.owns(at.partition) ? shadowSwap(swap, out, at, partitioning) : applySwap(swap, out, null);
+    if (applied) watermark(chain, swap.blockTime, out);
+  }
+
+  /**
+   * A swap of a token of a partition not owned: only what is chain-wide moves (the trader's wallet,
+   * the token's price as a quote asset); the swap is journaled with the context it read.
+   */
+  function shadowSwap(swap: RawSwap, out: BatchOutput, at: InputPosition, partitioning: Partitioning): boolean {
+    const chain = swap.chain;
+    const key = tokenKey(chain, normalizeAddress(chain, swap.token));
+    const shadows = (state.shadows ??= new Map());
+    let s = shadows.get(key);
+    if (!s) shadows.set(key, (s = { priceN: ZERO, lastT: Number.NEGATIVE_INFINITY, recentIds: new Map() }));
+    if (s.recentIds.has(swap.id)) {
+      metrics.inc('aggregator.duplicate_swaps');
+      return false;
+    }
+    s.recentIds.set(swap.id, swap.blockTime);
+    const mark = markOf(state.marks, chain);
+    let quoteN: Dec | null = null;
+    const rate = quoteRate(chain, swap.quoteAsset, mark, (quote) => (quoteN = quotePrice(chain, quote)));
+    // The newest trade by event time sets the price, as in the token's own windows.
+    if (swap.blockTime >= s.lastT) {
+      s.priceN = priceTrade(swap, rate).priceNative;
+      s.lastT = swap.blockTime;
+    }
+    const horizon = s.lastT - LONGEST_WINDOW_MS;
+    for (const [id, time] of s.recentIds) {
+      if (time > horizon || s.recentIds.size <= RECENT_IDS_FLOOR) break;
+      s.recentIds.delete(id);
+    }
+    const trader = normalizeAddress(chain, swap.trader);
+    const w = wallet(chain, trader);
+    partitioning.journal(at.partition, {
+      k: 'swap', offset: at.offset, swap,
+      context: { mark, quoteN, trades: w.trades, funder: w.funder, fundedBy: w.fundedBy.slice(), labels: w.labels },
+    });
+    w.trades += 1;
+    if (w.trades === PRO_TRADER_TRADES) markWallet(w, trader, out);
+    return true;
+  }
+
+  /** A swap applied to its token's state; `context` replays one journaled elsewhere. False for a redelivery. */
+  function applySwap(swap: RawSwap, out: BatchOutput, context: SwapContext | null): boolean {
+    const chain = swap.chain;
     const address = normalizeAddress(chain, swap.token);
     const key = tokenKey(chain, address);
     const t = token(chain, address, swap.tokenDecimals, swap.blockTime);
     if (t.recentIds.has(swap.id)) {
       metrics.inc('aggregator.duplicate_swaps');
-      return;
+      return false;
     }
     t.recentIds.set(swap.id, swap.blockTime);
     if (!t.known) {
       t.decimals = swap.tokenDecimals;
       metrics.inc('aggregator.swaps_unknown_token');
     }
-    const mark = markOf(state.marks, chain);
-    const rate = quoteRate(chain, swap.quoteAsset, mark, (quote) => state.tokens.get(tokenKey(chain, quote))?.priceN ?? ZERO);
+    const mark = context ? context.mark : markOf(state.marks, chain);
+    const rate = quoteRate(chain, swap.quoteAsset, mark, context ? () => context.quoteN ?? ZERO : (quote) => quotePrice(chain, quote));
     if (!rate) metrics.inc('aggregator.unpriced_swaps');
     const p = priceTrade(swap, rate);
     const mcapN = mul(p.priceNative, t.supplyHuman);
@@ -208,7 +287,10 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
     const seq = ++t.seq;
     const buy = swap.side === 'buy';
     const trader = normalizeAddress(chain, swap.trader);
-    const w = wallet(chain, trader);
+    // Replayed: the wallet as it was then (a copy; the real one already counted this trade).
+    const w: WalletState = context
+      ? { labels: context.labels, name: null, funder: context.funder, fundedBy: context.fundedBy, trades: context.trades, held: new Set(), created: [] }
+      : wallet(chain, trader);
     const h = holder(t, trader);
 
     if (buy && (h.attrs & ATTR.bought) === 0) {
@@ -324,14 +406,47 @@ export function createProcessor(ctx: Context, state: AggregatorState): Processor
     });
     out.changed.add(key);
     out.traded.add(key);
-    watermark(chain, swap.blockTime, out);
+    return true;
   }
 
-  function event(e: TokenEvent, raw: string, out: BatchOutput): void {
-    applyTokenEvent(ops, e, raw, out);
+  function event(e: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void {
+    // Wallet facts (labels, funding) are chain-wide: every instance applies them.
+    if (at && partitioning && e.token !== null && !partitioning.owns(at.partition)) {
+      partitioning.journal(at.partition, { k: 'event', offset: at.offset, event: e, raw });
+    } else {
+      applyTokenEvent(ops, e, raw, out);
+    }
     watermark(e.chain, e.blockTime, out);
   }
 
-  return { state, swap, event };
+  return {
+    state, swap, event,
+    replaySwap: (s, context, out) => void applySwap(s, out, context),
+    replayEvent: (e, raw, out) => applyTokenEvent(ops, e, raw, out),
+    decay(tokens, time, out) {
+      for (const t of tokens) {
+        if (!hasWindowTrades(t.win) || nextExpiry(t.win) > time) continue;
+        advance(t.win, time);
+        out.changed.add(tokenKey(t.chain, t.address));
+      }
+    },
+    adopted(t) {
+      const key = tokenKey(t.chain, t.address);
+      for (const [address, h] of t.holders) if (h.bal > 0n) wallet(t.chain, address).held.add(key);
+      if (t.creator !== '') {
+        const creator = wallet(t.chain, t.creator);
+        if (!creator.created.includes(key)) creator.created.push(key);
+      }
+      holdersReset(t);
+      if (hasWindowTrades(t.win)) activeOf(t.chain).set(t, nextExpiry(t.win));
+    },
+    released(t) {
+      const key = tokenKey(t.chain, t.address);
+      for (const address of t.holders.keys()) state.wallets.get(walletKey(t.chain, address))?.held.delete(key);
+      const creator = t.creator === '' ? undefined : state.wallets.get(walletKey(t.chain, t.creator));
+      if (creator) creator.created = creator.created.filter((k) => k !== key);
+      active.get(t.chain)?.delete(t);
+    },
+  };
 }
 

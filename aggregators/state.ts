@@ -3,6 +3,7 @@
 import type { Chain } from '../core/chains.ts';
 import type { Dec } from '../core/decimal.ts';
 import type { OpenBuckets } from './candles.ts';
+import type { JournalEntry } from './partition-journal.ts';
 import type { MarkBook } from './pricing.ts';
 import type { TradeWindow } from './windows.ts';
 
@@ -97,9 +98,26 @@ export interface WalletState {
   created: string[];
 }
 
+/**
+ * What a distributed instance keeps of a token whose partition it does not own: enough to price
+ * trades quoted in it and to skip redelivered swaps (aggregators/partitioned.ts).
+ */
+export interface ShadowToken {
+  /** Native price of its newest trade (by event time), as TokenState.priceN. */
+  priceN: Dec;
+  /** Event time of that trade. */
+  lastT: number;
+  recentIds: Map<string, number>;
+}
+
 export interface AggregatorState {
   version: 1;
+  /** Distributed: only the tokens of owned partitions. */
   tokens: Map<string, TokenState>;
+  /** Distributed: the tokens of the partitions this instance does not own. */
+  shadows?: Map<string, ShadowToken>;
+  /** Distributed: per partition not owned, what its owner may still need replayed (aggregators/partition-journal.ts). */
+  journals?: Map<number, JournalEntry[]>;
   wallets: Map<string, WalletState>;
   marks: MarkBook;
   /** Max event time processed per chain. */

@@ -1,5 +1,5 @@
-// The aggregate role. Embedded: one aggregator. Kafka: one instance of a scaled-out set: it runs
-// the whole merge and writes only the partitions the ownership group gives it (aggregators/ownership.ts).
+// The aggregate role. Embedded: one aggregator. Kafka: one instance of a scaled-out set: it keeps
+// the token state of the partitions the ownership group gives it (aggregators/ownership.ts).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import type { Context } from '../core/context.ts';
 import { createKafkaLog } from '../core/eventlog/kafka.ts';
 import { createAggregator } from '../aggregators/aggregator.ts';
 import { createOwnership } from '../aggregators/ownership.ts';
-import { snapshotDir, snapshotPath } from '../aggregators/snapshot.ts';
+import { snapshotDir } from '../aggregators/snapshot.ts';
 import type { Runtime } from './runtime.ts';
 
 /** SPOT_AGGREGATOR_ID, else an id generated once into the data dir (a restart keeps its snapshot). */
@@ -34,31 +34,22 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
   }
   const instance = aggregatorInstanceId(ctx);
   const ownersLog = createKafkaLog(ctx, { brokers: ctx.config.kafkaBrokers, clientId: `spot-owners-${instance}`, sessionTimeoutMs: ctx.config.aggregateSessionMs });
-  const ownership = createOwnership(ctx, {
-    log, ownersLog, store, client, instance, snapshotFile: snapshotPath(ctx, instance), handoverMargin: ctx.config.aggregateHandoverMargin,
-  });
+  const ownership = createOwnership(ctx, { log, ownersLog, client, instance });
   // The instance's own input group (`spot-aggregator-<id>`) reads every partition; its snapshot is snapshot-<id>.bin.
   const aggregator = createAggregator(ctx, {
-    log: ownership.log, store: ownership.store, name: instance, snapshotEveryMs: ctx.config.aggregateSnapshotMs,
-    onFlush: (info) => ownership.onFlush(info),
+    log, store, name: instance, snapshotEveryMs: ctx.config.aggregateSnapshotMs, partitioned: ownership.hooks,
   });
-  await ownership.start(() => aggregator.processed());
+  await ownership.start();
   runtime.add({ name: 'aggregator-ownership', stop: () => ownership.stop() });
-  // Processing starts once the instance knows what it owns: less to journal, and every instance
-  // of a starting set begins together instead of one racing through the log during the join.
+  // Merging starts once the instance knows what it owns: every instance of a starting set begins
+  // together instead of one racing through the log during the join.
   const waitMs = Math.max(30_000, 3 * ctx.config.aggregateSessionMs);
   const outcome = await ownership.firstAssignment(waitMs);
   if (outcome === 'stopped') return; // a shutdown signal came during the wait
   if (outcome === 'timeout') {
-    ctx.logger.warn({ instance, waitedMs: waitMs }, 'no partitions assigned yet; processing anyway (outputs are journaled until this instance owns partitions)');
+    ctx.logger.warn({ instance, waitedMs: waitMs }, 'no partitions assigned yet; merging anyway (inputs of partitions not owned are journaled)');
   }
   await aggregator.start();
-  runtime.add({
-    name: 'aggregator',
-    async stop() {
-      await aggregator.stop();
-      ownership.stopped(aggregator.processed());
-    },
-  });
+  runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
   ctx.logger.info({ instance }, 'aggregator instance started (Kafka: partitions owned through group spot-aggregate-owners)');
 }

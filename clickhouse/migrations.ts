@@ -114,10 +114,40 @@ ORDER BY (chain, wallet)`,
 ORDER BY (chain, token, wallet)`,
     ],
   },
+  {
+    version: 2,
+    name: 'distributed aggregator state',
+    statements: [
+      // A token's aggregator state as its partition's owner last made it durable, with the
+      // partition offsets it covers (version: their sum, which only grows).
+      `CREATE TABLE IF NOT EXISTS spot.aggregator_tokens (
+  partition UInt32,
+  token String,
+  swaps_offset UInt64,
+  events_offset UInt64,
+  version UInt64,
+  state String,
+  instance String,
+  updated_at ${TIME}
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY (partition, token)`,
+      // Per partition: every token state up to these offsets is in spot.aggregator_tokens and
+      // every output of its inputs before them is in the sinks.
+      `CREATE TABLE IF NOT EXISTS spot.aggregator_partitions (
+  partition UInt32,
+  swaps_offset UInt64,
+  events_offset UInt64,
+  version UInt64,
+  instance String,
+  updated_at ${TIME}
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY partition`,
+    ],
+  },
 ];
 
 /** Tables rebuilt from the raw log by a replay (everything except the migration record). */
-export const DERIVED_TABLES = ['trades', 'identity_trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances'] as const;
+export const DERIVED_TABLES = ['trades', 'identity_trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances', 'aggregator_tokens', 'aggregator_partitions'] as const;
 
 /** Applies the migrations not yet recorded; returns the versions it applied. */
 export async function migrate(client: ClickHouseClient, migrations: Migration[] = MIGRATIONS): Promise<number[]> {

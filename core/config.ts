@@ -33,7 +33,6 @@ export interface Config {
   /** Longest wall time between aggregator snapshots, ms (on Kafka also the cadence of handover progress). */
   aggregateSnapshotMs: number;
   /** Messages of slack when an aggregator decides outputs are already durable at a handover. */
-  aggregateHandoverMargin: number;
 }
 
 export class ConfigError extends Error {
@@ -133,6 +132,5 @@ export function loadConfig(env: Env = process.env): Config {
     aggregatorId: aggregatorId(env),
     aggregateSessionMs: number(env, 'SPOT_AGGREGATE_SESSION_MS', 10_000, 1000),
     aggregateSnapshotMs: number(env, 'SPOT_AGGREGATE_SNAPSHOT_MS', 30_000, 100),
-    aggregateHandoverMargin: number(env, 'SPOT_AGGREGATE_HANDOVER_MARGIN', 20_000, 0),
   };
 }

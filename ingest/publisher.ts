@@ -7,7 +7,7 @@
 import type { Context } from '../core/context.ts';
 import type { ProduceMessage, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS, assertTopicValue, type RawSwap, type TokenEvent } from '../core/topics.ts';
-import { tokenKey } from '../core/chains.ts';
+import { normalizeAddress, tokenKey } from '../core/chains.ts';
 
 export interface IngestRecords {
   swaps: RawSwap[];
@@ -36,11 +36,16 @@ export interface IngestPublisherOptions {
   retryMaxDelayMs?: number;
 }
 
-/** Token-scoped records are keyed by chain:token; wallet-level ones (token null) by chain:wallet. */
+/**
+ * Token-scoped records are keyed by chain:token; wallet-level ones (token null) by chain:wallet.
+ * Addresses normalised: all of a token's records share one partition, which owns its state.
+ */
 export function tokenEventKey(event: TokenEvent): string {
-  if (event.token !== null) return tokenKey(event.chain, event.token);
-  return tokenKey(event.chain, event.kind === 'funding' ? event.to : event.wallet);
+  const address = event.token ?? (event.kind === 'funding' ? event.to : event.wallet);
+  return tokenKey(event.chain, normalizeAddress(event.chain, address));
 }
+
+export const swapKey = (swap: RawSwap): string => tokenKey(swap.chain, normalizeAddress(swap.chain, swap.token));
 
 interface Batch {
   events: ProduceMessage[];
@@ -131,7 +136,7 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
           pending.events.push({ key: tokenEventKey(event), value: JSON.stringify(event), timestamp: event.blockTime });
         }
         for (const swap of records.swaps) {
-          pending.swaps.push({ key: tokenKey(swap.chain, swap.token), value: JSON.stringify(swap), timestamp: swap.blockTime });
+          pending.swaps.push({ key: swapKey(swap), value: JSON.stringify(swap), timestamp: swap.blockTime });
         }
         pending.waiters.push(resolve);
         if (sending) return;

@@ -2,7 +2,7 @@
 // candle rollups checked against a brute-force rollup computed here from the same rows.
 import assert from 'node:assert/strict';
 import { sharedChdb } from './helpers/chdb.ts';
-import { migrate } from '../clickhouse/migrations.ts';
+import { MIGRATIONS, migrate } from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
 import type { CandleRow, Ohlc, SpotStore, TradeRow } from '../clickhouse/types.ts';
 import type { Chain } from '../core/chains.ts';
@@ -131,11 +131,11 @@ describe('clickhouse store (chDB)', function () {
     assert.deepEqual(await migrate(client), []);
     const result = await client.query({ query: "SELECT name FROM system.tables WHERE database = 'spot' ORDER BY name", format: 'JSONEachRow' });
     const names = (await result.json<{ name: string }>()).map((r) => r.name);
-    for (const table of ['balances', 'candles', 'identity_trades', 'schema_migrations', 'token_events', 'tokens', 'trades', 'wallet_labels']) {
+    for (const table of ['aggregator_partitions', 'aggregator_tokens', 'balances', 'candles', 'identity_trades', 'schema_migrations', 'token_events', 'tokens', 'trades', 'wallet_labels']) {
       assert.ok(names.includes(table), `missing ${table}`);
     }
     const versions = await client.query({ query: 'SELECT count() AS n FROM spot.schema_migrations FINAL', format: 'JSONEachRow' });
-    assert.equal(Number((await versions.json<{ n: string }>())[0]!.n), 1);
+    assert.equal(Number((await versions.json<{ n: string }>())[0]!.n), MIGRATIONS.length);
     assert.equal(await store.ping(), true);
   });
 

@@ -146,7 +146,7 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
       await waitFor(async () => (sqlPort > 0 ? true : undefined), 60_000, 'the ClickHouse stand-in');
       const clickhouseUrl = `http://spot_writer:${PASSWORD}@127.0.0.1:${sqlPort}`;
       const roleEnv = (dir: string) => ({ SPOT_DATA_DIR: path.join(root, dir), SPOT_KAFKA_BROKERS: brokers, SPOT_CLICKHOUSE_URL: clickhouseUrl });
-      const aggEnv = { SPOT_AGGREGATE_SESSION_MS: '6000', SPOT_AGGREGATE_SNAPSHOT_MS: '400', SPOT_AGGREGATE_HANDOVER_MARGIN: '200' };
+      const aggEnv = { SPOT_AGGREGATE_SESSION_MS: '6000', SPOT_AGGREGATE_SNAPSHOT_MS: '400' };
       // 3. `spot ingest` publishes the same simulated history (before the aggregators read it: a
       // merge that catches up with a live log may order the newest messages differently, and the
       // comparison is with a replay). Both aggregators then start and split the partitions.
@@ -156,9 +156,10 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
       const holds = (p: Proc) => p.line((l) => l.msg === 'took partition over', 90_000);
       const a = start('aggregator A', [SPOT, 'aggregate'], { ...roleEnv('agg-a'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-a' });
       const b = start('aggregator B', [SPOT, 'aggregate'], { ...roleEnv('agg-b'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-b' });
-      // A is killed at its first recorded progress once both instances hold partitions.
+      // A is killed once both instances hold partitions and A made its own durable.
       const bHolds = await holds(b);
-      const progressed = await a.line((l) => l.msg === 'progress recorded' && (l.time as number) > (bHolds.time as number), 90_000);
+      await holds(a);
+      const progressed = await a.line((l) => l.msg === 'state made durable' && (l.processed as number) >= 3000 && (l.time as number) > (bHolds.time as number), 90_000);
       a.child.kill('SIGKILL');
       assert.equal((await a.exited).signal, 'SIGKILL');
 
@@ -180,15 +181,19 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
           written = Number(row?.n);
           return written === expected.trades!.length ? true : undefined;
         }, 90_000, `B writing all ${expected.trades!.length} trades`).catch(async (error: Error) => {
-          const notes = (p: Proc) => p.lines.filter((l) => /partition|progress|journal|snapshot/.test(l.msg ?? '')).map((l) => JSON.stringify(l)).join('\n');
+          const notes = (p: Proc) => p.lines.filter((l) => /partition|durable|snapshot/.test(l.msg ?? '')).map((l) => JSON.stringify(l)).join('\n');
           const result = await client.query({ query: 'SELECT id FROM spot.trades FINAL', format: 'JSONEachRow' });
           const have = new Set((await result.json<{ id: string }>()).map((r) => r.id));
           const missing = (expected.trades as Array<{ id: string; chain: string; token: string; timestamp: unknown }>).filter((t) => !have.has(t.id))
             .map((t) => `${t.id} p${partitionFor(`${t.chain}:${t.token}`, 4)} ${String(t.timestamp)}`);
           throw new Error(`${error.message} (${written} written of ${total} messages); missing:\n${missing.slice(0, 40).join('\n')}\nA:\n${notes(a)}\nB:\n${notes(b)}`);
         });
-        const takeovers = b.lines.filter((l) => l.msg === 'took partition over').map((l) => `p${l.partition}@${l.processed} (durable ${l.durable}, ${l.reEmittedTrades} trades re-emitted)`);
+        const takeovers = b.lines.filter((l) => l.msg === 'took partition over')
+          .map((l) => `p${l.partition}@${l.processed} (${l.durableTokens} durable token states, ${l.replayed} journaled inputs replayed)`);
         console.log(`      B took over: ${takeovers.join(', ')}`);
+        // A's partitions moved with the state A made durable, not rebuilt from the whole log.
+        const afterKill = b.lines.filter((l) => l.msg === 'took partition over' && (l.time as number) > (progressed.time as number));
+        assert.ok(afterKill.length >= 1 && afterKill.every((l) => (l.durableTokens as number) > 0), `B adopted A's durable state: ${takeovers.join(', ')}`);
         await terminate(b);
         const actual = await dumpTables(client);
         for (const table of ['trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances', 'identity_trades']) {
