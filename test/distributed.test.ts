@@ -194,6 +194,15 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
         // A's partitions moved with the state A made durable, not rebuilt from the whole log.
         const afterKill = b.lines.filter((l) => l.msg === 'took partition over' && (l.time as number) > (progressed.time as number));
         assert.ok(afterKill.length >= 1 && afterKill.every((l) => (l.durableTokens as number) > 0), `B adopted A's durable state: ${takeovers.join(', ')}`);
+
+        // 5. A restarts from its local snapshot (taken before the kill); the group gives it
+        // partitions back, B writes their state as it gives them up, A takes them over from that.
+        const a2 = start('aggregator A restarted', [SPOT, 'aggregate'], { ...roleEnv('agg-a'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-a' });
+        const back = await a2.line((l) => l.msg === 'took partition over', 120_000);
+        const gaveUp = await b.line((l) => l.msg === 'gave partition up', 30_000);
+        console.log(`      A restarted (resumed from ${String(a2.lines.find((l) => l.msg === 'aggregator starting')?.resumedFrom)}), took p${back.partition} back (${back.durableTokens} durable token states); B gave p${gaveUp.partition} up`);
+        assert.ok((back.durableTokens as number) > 0, 'A took a partition back from the state B made durable');
+        await terminate(a2);
         await terminate(b);
         const actual = await dumpTables(client);
         for (const table of ['trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances', 'identity_trades']) {
@@ -204,7 +213,7 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
         await client.close();
       }
 
-      // 5. The compacted topics hold the same latest value per key; every trade was published.
+      // 6. The compacted topics hold the same latest value per key; every trade was published.
       const embeddedLog = createEmbeddedLog(ctx, { path: embeddedLogPath(embeddedDir), readonly: true });
       try {
         for (const topic of [TOPICS.tokens.name, TOPICS.candles.name]) {
