@@ -38,6 +38,7 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   fanout: { file: 'fanout.ts', params: { subscribers: 1000, messages: 300 }, quick: { subscribers: 20, messages: 20 }, timeoutMs: 180_000 },
   rest: { file: 'rest.ts', params: { connections: 10, durationSeconds: 3 }, quick: { connections: 2, durationSeconds: 0.3, candleBuckets: 50 }, timeoutMs: 180_000 },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
+  partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   memory: { file: 'memory.ts', params: { tokens: 20_000 }, quick: { tokens: 200 }, nodeArgs: ['--expose-gc'], timeoutMs: 120_000 },
 };
 
