@@ -15,12 +15,11 @@
 // trade id, candle seq and token version, so outputs written twice resolve to the same rows.
 import type { ClickHouseClient } from '../clickhouse/client.ts';
 import { createAggregatorStateStore, type PartitionMark } from '../clickhouse/aggregator-state.ts';
-import type { Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
 import type { Consumer, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
-import { isCovered, uncovered, type JournalEntry } from './partition-journal.ts';
+import { journaling, partitionOffsets, uncovered } from './partition-journal.ts';
 import { adoptPartition, decodeToken, durableRows, releaseAll, releasePartition } from './partitioned.ts';
 import type { BatchOutput, Partitioning, Processor } from './process.ts';
 import type { AggregatorState } from './state.ts';
@@ -103,10 +102,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
   let settleFirstAssignment!: (outcome: 'assigned' | 'stopped') => void;
   const firstOutcome = new Promise<'assigned' | 'stopped'>((resolve) => (settleFirstAssignment = resolve));
 
-  const offsetsOf = (p: number): PartitionMark => ({
-    swaps: state?.offsets[`${TOPICS.swaps.name}:${p}`] ?? 0,
-    events: state?.offsets[`${TOPICS.tokenEvents.name}:${p}`] ?? 0,
-  });
+  const offsetsOf = (p: number): PartitionMark => partitionOffsets(state?.offsets ?? {}, p);
 
   function learn(p: number, mark: PartitionMark): void {
     const known = marks.get(p);
@@ -136,21 +132,6 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
     }
     if (parts.length > 0) logger.info({ partitions: parts, tokens: written, processed: state.processed }, 'state made durable');
   }
-
-  const partitioning: Partitioning = {
-    owns: (p) => owned.has(p),
-    journal(p, entry) {
-      const mark = marks.get(p);
-      if (mark && isCovered(entry, mark)) return;
-      const journals = (state!.journals ??= new Map<number, JournalEntry[]>());
-      let list = journals.get(p);
-      if (!list) journals.set(p, (list = []));
-      list.push(entry);
-    },
-    tick(chain: Chain, time: number) {
-      for (let p = 0; p < partitions; p++) if (!owned.has(p)) partitioning.journal(p, { k: 'tick', chain, time, at: offsetsOf(p) });
-    },
-  };
 
   /** Takes a partition over once this instance's merge has reached its owner's durable mark. */
   async function adopt(p: number): Promise<void> {
@@ -261,6 +242,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       state = loaded;
       controls = aggregatorControls;
       releaseAll(loaded); // nothing is owned yet: partitions are taken over through their durable state
+      const partitioning = journaling(loaded, partitions, (p) => owned.has(p), (p) => marks.get(p));
       for (const [p, mark] of marks) {
         const journal = loaded.journals?.get(p);
         if (journal) loaded.journals!.set(p, uncovered(journal, mark));

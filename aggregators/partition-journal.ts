@@ -5,8 +5,9 @@
 // rest is what a new owner applies to that state.
 import type { Chain } from '../core/chains.ts';
 import type { Dec } from '../core/decimal.ts';
-import type { RawSwap, TokenEvent } from '../core/topics.ts';
-import type { Funding } from './state.ts';
+import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
+import type { Partitioning } from './process.ts';
+import type { AggregatorState, Funding } from './state.ts';
 
 /** The chain-wide facts a swap of a token read when it was processed. */
 export interface SwapContext {
@@ -44,4 +45,34 @@ export function isCovered(entry: JournalEntry, covered: PartitionOffsets): boole
 export function uncovered(entries: JournalEntry[], covered: PartitionOffsets): JournalEntry[] {
   if (entries.length === 0 || !isCovered(entries[0]!, covered)) return entries;
   return entries.filter((entry) => !isCovered(entry, covered));
+}
+
+/** The partition's next offsets in both input topics, as the aggregator's state records them. */
+export function partitionOffsets(offsets: Record<string, number>, partition: number): PartitionOffsets {
+  return { swaps: offsets[`${TOPICS.swaps.name}:${partition}`] ?? 0, events: offsets[`${TOPICS.tokenEvents.name}:${partition}`] ?? 0 };
+}
+
+/**
+ * The processor's Partitioning: what `owns` rejects is journaled in `state.journals`, unless the
+ * partition's durable `mark` already covers it; decay ticks go to every partition not owned.
+ */
+export function journaling(
+  state: AggregatorState, partitions: number, owns: (partition: number) => boolean,
+  mark: (partition: number) => PartitionOffsets | undefined = () => undefined,
+): Partitioning {
+  const journal = (p: number, entry: JournalEntry) => {
+    const covered = mark(p);
+    if (covered && isCovered(entry, covered)) return;
+    const journals = (state.journals ??= new Map<number, JournalEntry[]>());
+    let list = journals.get(p);
+    if (!list) journals.set(p, (list = []));
+    list.push(entry);
+  };
+  return {
+    owns,
+    journal,
+    tick(chain, time) {
+      for (let p = 0; p < partitions; p++) if (!owns(p)) journal(p, { k: 'tick', chain, time, at: partitionOffsets(state.offsets, p) });
+    },
+  };
 }

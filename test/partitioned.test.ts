@@ -10,9 +10,9 @@ import { createLogger } from '../core/logger.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { swapKey, tokenEventKey } from '../ingest/publisher.ts';
-import { isCovered, uncovered, type JournalEntry, type PartitionOffsets } from '../aggregators/partition-journal.ts';
+import { isCovered, journaling, partitionOffsets, uncovered, type PartitionOffsets } from '../aggregators/partition-journal.ts';
 import { adoptPartition, decodeToken, encodeToken, releasePartition } from '../aggregators/partitioned.ts';
-import { createProcessor, newBatchOutput, type BatchOutput, type Partitioning, type Processor } from '../aggregators/process.ts';
+import { createProcessor, newBatchOutput, type BatchOutput, type Processor } from '../aggregators/process.ts';
 import { newState, type AggregatorState } from '../aggregators/state.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { makeScenario } from './fixtures/aggregator-scenario.ts';
@@ -58,19 +58,8 @@ interface Instance {
 function instance(owned: number[] | null): Instance {
   const state = newState();
   const own = new Set(owned ?? []);
-  const offsets = (p: number) => ({ swaps: state.offsets[`${TOPICS.swaps.name}:${p}`] ?? 0, events: state.offsets[`${TOPICS.tokenEvents.name}:${p}`] ?? 0 });
-  const journal = (p: number, entry: JournalEntry) => {
-    const journals = (state.journals ??= new Map());
-    if (!journals.has(p)) journals.set(p, []);
-    journals.get(p)!.push(entry);
-  };
-  const partitioning: Partitioning = {
-    owns: (p) => own.has(p),
-    journal,
-    tick(chain, time) {
-      for (let p = 0; p < PARTITIONS; p++) if (!own.has(p)) journal(p, { k: 'tick', chain, time, at: offsets(p) });
-    },
-  };
+  const offsets = (p: number) => partitionOffsets(state.offsets, p);
+  const partitioning = journaling(state, PARTITIONS, (p) => own.has(p));
   const processor = createProcessor(ctx, state, owned ? partitioning : undefined);
   const out = newBatchOutput();
   return {

@@ -5,10 +5,9 @@
 // and every snapshot stands for the other owners' durable marks (the journals are emptied).
 import { createAggregator } from '../../aggregators/aggregator.ts';
 import type { PartitionedHooks } from '../../aggregators/ownership.ts';
-import type { JournalEntry } from '../../aggregators/partition-journal.ts';
+import { journaling } from '../../aggregators/partition-journal.ts';
 import type { AggregatorState } from '../../aggregators/state.ts';
 import { dropSnapshots } from '../../aggregators/snapshot.ts';
-import { TOPICS } from '../../core/topics.ts';
 import type { SpotStore } from '../../clickhouse/types.ts';
 import { createIngestPublisher } from '../../ingest/publisher.ts';
 import { countSwaps, readDecoded } from '../lib/inputs.ts';
@@ -22,29 +21,13 @@ interface Params {
 
 const PARTITIONS = 4;
 
-function fixedOwnership(owned: number[]): PartitionedHooks & { state(): AggregatorState | null } {
+function fixedOwnership(owned: number[]): PartitionedHooks {
   const own = new Set(owned);
   let state: AggregatorState | null = null;
-  const journal = (p: number, entry: JournalEntry) => {
-    const journals = (state!.journals ??= new Map());
-    if (!journals.has(p)) journals.set(p, []);
-    journals.get(p)!.push(entry);
-  };
   return {
-    state: () => state,
     attach(loaded) {
       state = loaded;
-      return {
-        owns: (p) => own.has(p),
-        journal,
-        tick(chain, time) {
-          for (let p = 0; p < PARTITIONS; p++) {
-            if (own.has(p)) continue;
-            const at = { swaps: loaded.offsets[`${TOPICS.swaps.name}:${p}`] ?? 0, events: loaded.offsets[`${TOPICS.tokenEvents.name}:${p}`] ?? 0 };
-            journal(p, { k: 'tick', chain, time, at });
-          }
-        },
-      };
+      return journaling(loaded, PARTITIONS, (p) => own.has(p));
     },
     changed() {},
     async beforeSnapshot() {
