@@ -3,11 +3,9 @@
 // aggregator instances of which one is SIGKILLed mid-stream. The trades, candles, token objects
 // and compacted topics must equal an embedded-mode run over the same simulated log.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { createClient } from '@clickhouse/client';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -21,6 +19,7 @@ import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { dumpTables, latestPerKey } from './fixtures/aggregator-dump.ts';
 import { requireKcat, startKafkaMock, type KafkaMock } from './helpers/kafka-mock.ts';
 import { waitFor } from './helpers/ports.ts';
+import { killAll, start, terminate, type Proc } from './helpers/processes.ts';
 
 const SPOT = path.resolve('bin/spot.js');
 const STANDIN = path.resolve('test/fixtures/clickhouse-standin.ts');
@@ -29,77 +28,6 @@ const PASSWORD = 'distributed-test-writer';
 // The same simulated log in both runs: seed, pinned clock, chains and history span.
 const SIM_ENV = { SPOT_SIM_SEED: '7', SPOT_SIM_NOW: String(Date.UTC(2026, 0, 5, 12)), SPOT_SIM_WARM_HOURS: '4' };
 const CHAINS = ['--chains', 'solana,bsc'];
-
-type LogLine = Record<string, unknown> & { msg?: string };
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  lines: LogLine[];
-  /** Resolves with the first log line (past or future) the predicate accepts. */
-  line(accept: (line: LogLine) => boolean, timeoutMs: number): Promise<LogLine>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  tail(): string;
-}
-
-const procs: Proc[] = [];
-
-function start(name: string, args: string[], env: Record<string, string>, stdout?: (text: string) => void): Proc {
-  const child = spawn(process.execPath, args, { env: { ...process.env, SPOT_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: LogLine[] = [];
-  const raw: string[] = [];
-  const waiters = new Set<() => void>();
-  readline.createInterface({ input: child.stderr! }).on('line', (text) => {
-    raw.push(text);
-    if (raw.length > 400) raw.shift();
-    try {
-      lines.push(JSON.parse(text) as LogLine);
-    } catch {
-      return;
-    }
-    for (const wake of waiters) wake();
-  });
-  readline.createInterface({ input: child.stdout! }).on('line', (text) => stdout?.(text));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const proc: Proc = {
-    name, child, lines, exited,
-    tail: () => raw.slice(-40).join('\n'),
-    line(accept, timeoutMs) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = lines.find(accept);
-          if (!found) return;
-          done();
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(new Error(`${name}: no expected log line within ${timeoutMs} ms; last output:\n${proc.tail()}`));
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        void exited.then(() => {
-          if (!waiters.has(check)) return;
-          done();
-          reject(new Error(`${name} exited before the expected log line; last output:\n${proc.tail()}`));
-        });
-        check();
-      });
-    },
-  };
-  procs.push(proc);
-  return proc;
-}
-
-async function terminate(proc: Proc): Promise<void> {
-  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  proc.child.kill('SIGTERM');
-  const { code } = await proc.exited;
-  assert.equal(code, 0, `${proc.name} stopped cleanly; last output:\n${proc.tail()}`);
-}
 
 /** Trade ids published on spot.trades.v1 (at least once; duplicates allowed). */
 async function tradeIds(log: EventLog): Promise<string[]> {
@@ -116,8 +44,7 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
     let mock: KafkaMock | null = null;
 
     after(async () => {
-      for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
-      await Promise.all(procs.map((p) => p.exited));
+      await killAll();
       await mock?.stop();
       fs.rmSync(root, { recursive: true, force: true });
     });
