@@ -5,47 +5,26 @@
 // lost at the hand-over, none invented) and every token's trade count equals its stored trades
 // (none applied twice).
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createClient } from '@clickhouse/client';
-import { loadConfig } from '../core/config.ts';
-import { createContext } from '../core/context.ts';
-import { createLogger } from '../core/logger.ts';
 import { createKafkaLog } from '../core/eventlog/kafka.ts';
 import { TOPICS, type RawSwap } from '../core/topics.ts';
 import { isReferencePair } from '../aggregators/pricing.ts';
-import { requireKcat, startKafkaMock, type KafkaMock } from './helpers/kafka-mock.ts';
+import { useDistributedSuite } from './helpers/distributed.ts';
+import { requireKcat } from './helpers/kafka-mock.ts';
 import { waitFor } from './helpers/ports.ts';
-import { killAll, start, terminate } from './helpers/processes.ts';
+import { start, terminate } from './helpers/processes.ts';
 
 const SPOT = path.resolve('bin/spot.js');
-const STANDIN = path.resolve('test/fixtures/clickhouse-standin.ts');
 const PASSWORD = 'distributed-live-writer';
 
 if (requireKcat('the live distributed-mode test')) {
   describe('distributed mode at the live edge: ingest trading, one aggregator SIGKILLed', function () {
     this.timeout(240_000);
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-distributed-live-'));
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: root, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
-    let mock: KafkaMock | null = null;
-
-    after(async () => {
-      await killAll();
-      await mock?.stop();
-      fs.rmSync(root, { recursive: true, force: true });
-    });
+    const suite = useDistributedSuite('spot-distributed-live', PASSWORD);
 
     it('turns every swap into exactly one trade and counts each once', async () => {
-      mock = await startKafkaMock();
-      const brokers = mock.brokers.join(',');
-      let sqlPort = 0;
-      const standin = start('clickhouse stand-in', ['--import', 'tsx', STANDIN], { SPOT_DATA_DIR: path.join(root, 'clickhouse'), SPOT_SQL_PORT: '0', SPOT_SQL_WRITE_PASSWORD: PASSWORD, SPOT_LOG_LEVEL: 'warn' },
-        (text) => (sqlPort = (JSON.parse(text) as { port: number }).port));
-      await waitFor(async () => (sqlPort > 0 ? true : undefined), 60_000, 'the ClickHouse stand-in');
-      const roleEnv = (dir: string) => ({
-        SPOT_DATA_DIR: path.join(root, dir), SPOT_KAFKA_BROKERS: brokers, SPOT_CLICKHOUSE_URL: `http://spot_writer:${PASSWORD}@127.0.0.1:${sqlPort}`,
-      });
+      const { mock, standin, sqlPort, roleEnv } = await suite.cluster();
       const aggEnv = { SPOT_AGGREGATE_SESSION_MS: '6000', SPOT_AGGREGATE_SNAPSHOT_MS: '400' };
       // Live trading from the start: a short history, then 100 swaps/s at wall-clock time.
       const ingest = start('ingest', [SPOT, 'ingest', '--chains', 'solana,bsc'], { ...roleEnv('ingest'), SPOT_SIM_SEED: '5', SPOT_SIM_WARM_HOURS: '0.25', SPOT_SIM_RATE: '100' });
@@ -62,7 +41,7 @@ if (requireKcat('the live distributed-mode test')) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       await terminate(ingest);
 
-      const kafka = createKafkaLog(ctx, { brokers: mock.brokers, clientId: 'distributed-live-test', sessionTimeoutMs: 6000 });
+      const kafka = createKafkaLog(suite.ctx, { brokers: mock.brokers, clientId: 'distributed-live-test', sessionTimeoutMs: 6000 });
       const client = createClient({ url: `http://127.0.0.1:${sqlPort}`, username: 'spot_writer', password: PASSWORD, clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
       try {
         const expected = new Set<string>();

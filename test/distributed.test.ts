@@ -4,12 +4,8 @@
 // and compacted topics must equal an embedded-mode run over the same simulated log.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createClient } from '@clickhouse/client';
-import { loadConfig } from '../core/config.ts';
-import { createContext } from '../core/context.ts';
-import { createLogger } from '../core/logger.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import { createKafkaLog } from '../core/eventlog/kafka.ts';
 import { embeddedLogPath } from '../core/eventlog/index.ts';
@@ -17,12 +13,12 @@ import type { EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { dumpTables, latestPerKey } from './fixtures/aggregator-dump.ts';
-import { requireKcat, startKafkaMock, type KafkaMock } from './helpers/kafka-mock.ts';
+import { useDistributedSuite } from './helpers/distributed.ts';
+import { requireKcat } from './helpers/kafka-mock.ts';
 import { waitFor } from './helpers/ports.ts';
-import { killAll, start, terminate, type Proc } from './helpers/processes.ts';
+import { start, terminate, type Proc } from './helpers/processes.ts';
 
 const SPOT = path.resolve('bin/spot.js');
-const STANDIN = path.resolve('test/fixtures/clickhouse-standin.ts');
 const AGG_CHILD = path.resolve('test/fixtures/aggregator-child.ts');
 const PASSWORD = 'distributed-test-writer';
 // The same simulated log in both runs: seed, pinned clock, chains and history span.
@@ -39,15 +35,8 @@ async function tradeIds(log: EventLog): Promise<string[]> {
 if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
   describe('distributed mode: roles as processes on Kafka, one aggregator SIGKILLed', function () {
     this.timeout(240_000);
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-distributed-'));
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: root, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
-    let mock: KafkaMock | null = null;
-
-    after(async () => {
-      await killAll();
-      await mock?.stop();
-      fs.rmSync(root, { recursive: true, force: true });
-    });
+    const suite = useDistributedSuite('spot-distributed', PASSWORD);
+    const { root, ctx } = suite;
 
     it('gives the same trades, candles, tokens and topics as an embedded run of the same log', async () => {
       // 1. The embedded reference: `spot ingest` on an embedded log, then the aggregator on it.
@@ -65,14 +54,7 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
 
       console.log(`      embedded reference: ${Date.now() - t0} ms`);
       // 2. Kafka, the ClickHouse stand-in, two aggregator instances.
-      mock = await startKafkaMock();
-      const brokers = mock.brokers.join(',');
-      let sqlPort = 0;
-      const standin = start('clickhouse stand-in', ['--import', 'tsx', STANDIN], { SPOT_DATA_DIR: path.join(root, 'clickhouse'), SPOT_SQL_PORT: '0', SPOT_SQL_WRITE_PASSWORD: PASSWORD, SPOT_LOG_LEVEL: 'warn' },
-        (text) => (sqlPort = (JSON.parse(text) as { port: number }).port));
-      await waitFor(async () => (sqlPort > 0 ? true : undefined), 60_000, 'the ClickHouse stand-in');
-      const clickhouseUrl = `http://spot_writer:${PASSWORD}@127.0.0.1:${sqlPort}`;
-      const roleEnv = (dir: string) => ({ SPOT_DATA_DIR: path.join(root, dir), SPOT_KAFKA_BROKERS: brokers, SPOT_CLICKHOUSE_URL: clickhouseUrl });
+      const { mock, standin, sqlPort, roleEnv } = await suite.cluster();
       const aggEnv = { SPOT_AGGREGATE_SESSION_MS: '6000', SPOT_AGGREGATE_SNAPSHOT_MS: '400' };
       // 3. `spot ingest` publishes the same simulated history (before the aggregators read it: a
       // merge that catches up with a live log may order the newest messages differently, and the
