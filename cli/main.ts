@@ -9,7 +9,7 @@ const USAGE = `Usage: spot <command> [options]
 Commands:
   up                     run every role in one process (embedded default)
   ingest [--chains a,b]  run chain sources (RPC or the market simulator) and publish to the log
-  aggregate              run the aggregators (a consumer group on Kafka)
+  aggregate              run the aggregator (on Kafka: one instance of a set that splits token state by partition)
   api                    run the REST query API
   edge                   run the WebSocket stream edge
   replay                 rebuild every table and compacted topic from the raw topics
@@ -41,7 +41,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
 const COMMAND_USAGE: Record<string, string> = {
   up: 'spot up                       every role in one process (embedded default)',
   ingest: 'spot ingest [--chains a,b]    chain sources (RPC or the market simulator) -> the log',
-  aggregate: 'spot aggregate                the aggregator (a consumer group on Kafka)',
+  aggregate: 'spot aggregate                the aggregator (on Kafka: one instance of a set that splits token state by partition)',
   api: 'spot api                      the REST query API on SPOT_HTTP_PORT',
   edge: 'spot edge                     the WebSocket stream edge on SPOT_WS_PORT',
   replay: 'spot replay                   rebuild every table and compacted topic from the raw topics (stop `spot up` first)',
