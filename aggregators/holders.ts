@@ -30,6 +30,14 @@ function isBurnAddress(wallet: string): boolean {
   return (wallet.length === 42 || wallet.length === 43) && (first === 48 || first === 49) && BURN_ADDRESSES.has(wallet.toLowerCase());
 }
 
+/** A token leaves the wallet records that point at it (holdings, creations): its state moves elsewhere. */
+export function detachFromWallets(wallets: Map<string, WalletState>, t: TokenState): void {
+  const key = tokenKey(t.chain, t.address);
+  for (const address of t.holders.keys()) wallets.get(walletKey(t.chain, address))?.held.delete(key);
+  const creator = t.creator === '' ? undefined : wallets.get(walletKey(t.chain, t.creator));
+  if (creator) creator.created = creator.created.filter((k) => k !== key);
+}
+
 export function walletKey(chain: Chain, wallet: string): string {
   return tokenKey(chain, wallet);
 }

@@ -108,9 +108,13 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
     const known = marks.get(p);
     if (known && known.swaps + known.events >= mark.swaps + mark.events) return;
     marks.set(p, mark);
-    if (!state || owned.has(p) || adopting.has(p)) return;
-    const journal = state.journals?.get(p);
-    if (journal) state.journals!.set(p, uncovered(journal, mark));
+    if (!owned.has(p) && !adopting.has(p)) trim(p, mark);
+  }
+
+  /** Drops the journaled inputs of a partition that its durable mark covers. */
+  function trim(p: number, mark: PartitionMark): void {
+    const journal = state?.journals?.get(p);
+    if (journal) state!.journals!.set(p, uncovered(journal, mark));
   }
 
   async function refreshMarks(): Promise<void> {
@@ -243,10 +247,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       controls = aggregatorControls;
       releaseAll(loaded); // nothing is owned yet: partitions are taken over through their durable state
       const partitioning = journaling(loaded, partitions, (p) => owned.has(p), (p) => marks.get(p));
-      for (const [p, mark] of marks) {
-        const journal = loaded.journals?.get(p);
-        if (journal) loaded.journals!.set(p, uncovered(journal, mark));
-      }
+      for (const [p, mark] of marks) trim(p, mark);
       return partitioning;
     },
     changed(keys) {

@@ -6,7 +6,7 @@ import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { isCovered, type JournalEntry, type PartitionOffsets } from './partition-journal.ts';
 import type { BatchOutput, Processor } from './process.ts';
 import type { AggregatorState, ShadowToken, TokenState } from './state.ts';
-import { walletKey } from './holders.ts';
+import { detachFromWallets } from './holders.ts';
 
 /** A token's durable state and the partition offsets it covers. */
 export interface DurableToken {
@@ -31,9 +31,7 @@ export function releaseAll(state: AggregatorState): void {
   const shadows = (state.shadows ??= new Map());
   for (const [key, t] of state.tokens) {
     shadows.set(key, shadowOf(t));
-    for (const address of t.holders.keys()) state.wallets.get(walletKey(t.chain, address))?.held.delete(key);
-    const creator = t.creator === '' ? undefined : state.wallets.get(walletKey(t.chain, t.creator));
-    if (creator) creator.created = creator.created.filter((k) => k !== key);
+    detachFromWallets(state.wallets, t);
   }
   state.tokens.clear();
 }

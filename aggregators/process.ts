@@ -8,7 +8,7 @@ import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts'
 import type { BalanceRow, BaseGranularity, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from '../clickhouse/types.ts';
 import { addTrade, bucketFrom, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
 import { bucketStart } from '../core/timeframes.ts';
-import { FRESH_WALLET_MS, FOMO_MULTIPLE, PRO_TRADER_TRADES, SNIPER_WINDOW_MS, isInsider, isProTrader, walletKey } from './holders.ts';
+import { FRESH_WALLET_MS, FOMO_MULTIPLE, PRO_TRADER_TRADES, SNIPER_WINDOW_MS, detachFromWallets, isInsider, isProTrader, walletKey } from './holders.ts';
 import { isReferencePair, markOf, quoteRate, priceTrade, recordReference, referencePrice, toNative, toUsd, type QuoteRate } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
 import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
@@ -33,6 +33,15 @@ export interface BatchOutput {
   changed: Set<string>;
   /** Token keys that traded (their candle message is republished). */
   traded: Set<string>;
+}
+
+/** Forgets trade ids older than the longest window before `now` (redeliveries come far sooner), keeping a floor. */
+function forgetOldIds(ids: Map<string, number>, now: number): void {
+  const horizon = now - LONGEST_WINDOW_MS;
+  for (const [id, time] of ids) {
+    if (time > horizon || ids.size <= RECENT_IDS_FLOOR) break;
+    ids.delete(id);
+  }
 }
 
 export function newBatchOutput(): BatchOutput {
@@ -247,11 +256,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       s.priceN = priceTrade(swap, rate).priceNative;
       s.lastT = swap.blockTime;
     }
-    const horizon = s.lastT - LONGEST_WINDOW_MS;
-    for (const [id, time] of s.recentIds) {
-      if (time > horizon || s.recentIds.size <= RECENT_IDS_FLOOR) break;
-      s.recentIds.delete(id);
-    }
+    forgetOldIds(s.recentIds, s.lastT);
     const trader = normalizeAddress(chain, swap.trader);
     const w = wallet(chain, trader);
     partitioning.journal(at.partition, {
@@ -370,12 +375,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     for (let i = 0; i < closed.length; i++) out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, closed[i]!, decTextOnce));
     if (late.length > 0) rebuildLate(t, rec, late, out);
 
-    // Forget ids older than the longest window (redeliveries come far sooner than that).
-    const horizon = t.win.t - LONGEST_WINDOW_MS;
-    for (const [id, time] of t.recentIds) {
-      if (time > horizon || t.recentIds.size <= RECENT_IDS_FLOOR) break;
-      t.recentIds.delete(id);
-    }
+    forgetOldIds(t.recentIds, t.win.t);
 
     const identities = w.labels.filter((l) => l === 'kol' || l === 'fomoscan');
     const flags: string[] = [...identities];
@@ -441,10 +441,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       if (hasWindowTrades(t.win)) activeOf(t.chain).set(t, nextExpiry(t.win));
     },
     released(t) {
-      const key = tokenKey(t.chain, t.address);
-      for (const address of t.holders.keys()) state.wallets.get(walletKey(t.chain, address))?.held.delete(key);
-      const creator = t.creator === '' ? undefined : state.wallets.get(walletKey(t.chain, t.creator));
-      if (creator) creator.created = creator.created.filter((k) => k !== key);
+      detachFromWallets(state.wallets, t);
       active.get(t.chain)?.delete(t);
     },
   };
