@@ -92,7 +92,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const perFlush = maxBatch;
   // Live, a short backlog (a stall) goes out in pieces: its first trades do not wait for all of it.
   // Catching up on a long one, flushes stay perFlush messages apart (each costs a produce).
-  const tradesEveryMs = publish && publishTrades ? options.tradesEveryMs ?? 4 : Number.POSITIVE_INFINITY;
+  const tradesEveryMs = publish && publishTrades ? (options.tradesEveryMs ?? 4) : Number.POSITIVE_INFINITY;
   const viewsEveryMs = options.viewsEveryMs ?? 100;
   const logger = ctx.logger.child({ component: 'aggregator', name });
   const file = snapshotPath(ctx, name);
@@ -161,16 +161,28 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       const time = valid ? (value as RawSwap).blockTime : -1;
       if (!valid) {
         ctx.metrics.inc('aggregator.invalid_messages');
-        logger.warn({ topic: batch.topic, partition: batch.partition, offset: m.offset }, 'skipping a message that breaks its topic schema');
+        logger.warn(
+          { topic: batch.topic, partition: batch.partition, offset: m.offset },
+          'skipping a message that breaks its topic schema',
+        );
       }
       // Only token events keep their text (it is their stored body).
-      items.push({ topic: batch.topic, partition: batch.partition, offset: m.offset, time, rank: isSwap ? 1 : 0, value: (valid ? value : null) as RawSwap, raw: isSwap ? '' : m.value });
+      items.push({
+        topic: batch.topic,
+        partition: batch.partition,
+        offset: m.offset,
+        time,
+        rank: isSwap ? 1 : 0,
+        value: (valid ? value : null) as RawSwap,
+        raw: isSwap ? '' : m.value,
+      });
     }
     return items;
   }
 
   /** Live (short backlog): true once the pending messages' trades have waited tradesEveryMs for more processing. */
-  const overdue = () => backlog <= LIVE_BACKLOG && pendingCount > 0 && performance.now() - pendingSince >= tradesEveryMs;
+  const overdue = () =>
+    backlog <= LIVE_BACKLOG && pendingCount > 0 && performance.now() - pendingSince >= tradesEveryMs;
 
   /** Processes what the merge allows until perFlush messages are pending or their trades are overdue. */
   function processAvailable(): void {
@@ -217,8 +229,20 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       });
       await log.produce(TOPICS.trades.name, messages);
     }
-    await sinks.add({ trades: out.trades, candleRows: out.candleRows, tokens: [], tokenEvents: out.tokenEvents, labels: out.labels, balances: out.balances }, count);
-    const snapshotDue = state.processed - lastSnapshotProcessed >= snapshotEveryMessages || Date.now() - lastSnapshotAt >= snapshotEveryMs;
+    await sinks.add(
+      {
+        trades: out.trades,
+        candleRows: out.candleRows,
+        tokens: [],
+        tokenEvents: out.tokenEvents,
+        labels: out.labels,
+        balances: out.balances,
+      },
+      count,
+    );
+    const snapshotDue =
+      state.processed - lastSnapshotProcessed >= snapshotEveryMessages ||
+      Date.now() - lastSnapshotAt >= snapshotEveryMs;
     if (snapshotDue || viewsMessages >= flushEvery) await flushViews();
     else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
     else scheduleViews();
@@ -249,7 +273,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     cancelViews = null;
     lastViewsAt = Date.now();
     viewsMessages = 0;
-    const pass: ViewsPass = { changed: [...viewsChanged], traded: [...viewsTraded], nextChanged: 0, nextTraded: 0, tokenMessages: [], candleMessages: [] };
+    const pass: ViewsPass = {
+      changed: [...viewsChanged],
+      traded: [...viewsTraded],
+      nextChanged: 0,
+      nextTraded: 0,
+      tokenMessages: [],
+      candleMessages: [],
+    };
     viewsChanged = new Set();
     viewsTraded = new Set();
     viewsPass = pass;
@@ -290,7 +321,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       tokens.push(token);
       if (publish) {
         assertTopicValue(TOPICS.tokens, token);
-        pass.tokenMessages.push({ key: tokenKey(token.chain, token.address), value: JSON.stringify(token), timestamp: token.updatedAt });
+        pass.tokenMessages.push({
+          key: tokenKey(token.chain, token.address),
+          value: JSON.stringify(token),
+          timestamp: token.updatedAt,
+        });
       }
       built++;
     }
@@ -319,11 +354,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
   function scheduleViews(): void {
     if (cancelViews || viewsPass || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
-    const timer = setTimeout(() => {
-      cancelViews = null;
-      // While catching up, views wait for flushEvery messages (intermediate ones are wasted work).
-      if (merger.caughtUp()) startViewsPass();
-    }, Math.max(0, lastViewsAt + viewsEveryMs - Date.now()));
+    const timer = setTimeout(
+      () => {
+        cancelViews = null;
+        // While catching up, views wait for flushEvery messages (intermediate ones are wasted work).
+        if (merger.caughtUp()) startViewsPass();
+      },
+      Math.max(0, lastViewsAt + viewsEveryMs - Date.now()),
+    );
     cancelViews = () => clearTimeout(timer);
   }
 
@@ -334,7 +372,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         await options.partitioned.beforeSnapshot();
       } catch (error) {
         lastSnapshotAt = Date.now();
-        logger.warn({ err: (error as Error).message }, 'making owned partitions durable failed; snapshot skipped, the next one retries');
+        logger.warn(
+          { err: (error as Error).message },
+          'making owned partitions durable failed; snapshot skipped, the next one retries',
+        );
         return;
       }
     }
@@ -342,7 +383,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     const bytes = writeSnapshot(file, state);
     lastSnapshotAt = Date.now();
     lastSnapshotProcessed = state.processed;
-    if (logger.isLevelEnabled('debug')) logger.debug({ bytes, ms: lastSnapshotAt - started, processed: state.processed }, 'snapshot written');
+    if (logger.isLevelEnabled('debug'))
+      logger.debug({ bytes, ms: lastSnapshotAt - started, processed: state.processed }, 'snapshot written');
     // The group's offsets follow the snapshot (a restart seeks to the snapshot's own): they never
     // name a message whose rows the store has not acknowledged, and they show the lag.
     if (consumer && !stopped) {
@@ -350,7 +392,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         const at = key.lastIndexOf(':');
         return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)), offset };
       });
-      consumer.commit(positions).catch((error) => logger.warn({ err: (error as Error).message }, 'committing the input offsets failed; the next snapshot retries'));
+      consumer
+        .commit(positions)
+        .catch((error) =>
+          logger.warn(
+            { err: (error as Error).message },
+            'committing the input offsets failed; the next snapshot retries',
+          ),
+        );
     }
   }
 
@@ -415,16 +464,22 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       const partitioning = options.partitioned?.attach(state, {
         state: () => state,
         processor: () => processor!,
-        exclusive: (fn) => serial(async () => {
-          if (failure) throw failure;
-          await flush();
-          await sinks.drain();
-          await fn(pending);
-          await flush(true);
-        }),
+        exclusive: (fn) =>
+          serial(async () => {
+            if (failure) throw failure;
+            await flush();
+            await sinks.drain();
+            await fn(pending);
+            await flush(true);
+          }),
       });
       processor = createProcessor(ctx, state, partitioning);
-      consumer = log.consumer({ group: `spot-aggregator-${name}`, topics: INPUTS, maxBatchSize: options.maxBatch ?? 5000, commit: 'manual' });
+      consumer = log.consumer({
+        group: `spot-aggregator-${name}`,
+        topics: INPUTS,
+        maxBatchSize: options.maxBatch ?? 5000,
+        commit: 'manual',
+      });
       for (const topic of INPUTS) {
         const ends = await log.endOffsets(topic);
         for (const [partition, end] of ends) {
@@ -462,7 +517,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
     async drain() {
       const targets: Array<[string, number]> = [];
-      for (const topic of INPUTS) for (const [partition, end] of await log.endOffsets(topic)) targets.push([`${topic}:${partition}`, end]);
+      for (const topic of INPUTS)
+        for (const [partition, end] of await log.endOffsets(topic)) targets.push([`${topic}:${partition}`, end]);
       for (;;) {
         if (failure) throw failure;
         const done = targets.every(([key, end]) => (state.offsets[key] ?? 0) >= end);

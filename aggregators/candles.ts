@@ -3,7 +3,7 @@
 import type { Chain } from '../core/chains.ts';
 import { TIMEFRAMES, type Candle, type Timeframe } from '../core/schemas.ts';
 import type { CandleUpdateMessage } from '../core/topics.ts';
-import { type Dec } from '../core/decimal.ts';
+import type { Dec } from '../core/decimal.ts';
 import type { BaseGranularity, CandleRow, Ohlc } from '../clickhouse/types.ts';
 import { before, type TradeRec } from './windows.ts';
 import { decNumber, decText } from './format.ts';
@@ -11,7 +11,10 @@ import { bucketStart, TIMEFRAME_MS } from '../core/timeframes.ts';
 
 /** Index of each base granularity in TIMEFRAMES (the store rolls every timeframe up from one). */
 export const BASE_INDEX: Record<BaseGranularity, number> = {
-  '1s': TIMEFRAMES.indexOf('1s'), '1m': TIMEFRAMES.indexOf('1m'), '1h': TIMEFRAMES.indexOf('1h'), '1d': TIMEFRAMES.indexOf('1d'),
+  '1s': TIMEFRAMES.indexOf('1s'),
+  '1m': TIMEFRAMES.indexOf('1m'),
+  '1h': TIMEFRAMES.indexOf('1h'),
+  '1d': TIMEFRAMES.indexOf('1d'),
 };
 const BASES = Object.keys(BASE_INDEX) as BaseGranularity[];
 const SIZE_AT: number[] = TIMEFRAMES.map((tf) => TIMEFRAME_MS[tf]);
@@ -23,10 +26,16 @@ const METRIC_COUNT = 4;
 /** Running OHLC of one bucket; first/last are (time, seq) of its first and last trade. */
 export interface Bucket {
   time: number;
-  ft: number; fs: number;
-  lt: number; ls: number;
-  o: Dec[]; h: Dec[]; l: Dec[]; c: Dec[];
-  vn: Dec; vu: Dec;
+  ft: number;
+  fs: number;
+  lt: number;
+  ls: number;
+  o: Dec[];
+  h: Dec[];
+  l: Dec[];
+  c: Dec[];
+  vn: Dec;
+  vu: Dec;
   n: number;
   /** Highest per-token seq in the bucket: the version of its row. */
   seq: number;
@@ -38,7 +47,22 @@ const values = (r: TradeRec): Dec[] => [r.pn, r.pu, r.mn, r.mu];
 // `v` (a trade's four values) is shared by the buckets it opens or closes: o and c are replaced,
 // never written into; h and l are the bucket's own arrays.
 function openBucket(time: number, r: TradeRec, v: Dec[]): Bucket {
-  return { time, ft: r.t, fs: r.seq, lt: r.t, ls: r.seq, o: v, h: v.slice(), l: v.slice(), c: v, vn: r.vn, vu: r.vu, n: 1, seq: r.seq, dirty: true };
+  return {
+    time,
+    ft: r.t,
+    fs: r.seq,
+    lt: r.t,
+    ls: r.seq,
+    o: v,
+    h: v.slice(),
+    l: v.slice(),
+    c: v,
+    vn: r.vn,
+    vu: r.vu,
+    n: 1,
+    seq: r.seq,
+    dirty: true,
+  };
 }
 
 function addToBucket(b: Bucket, r: TradeRec, v: Dec[]): void {
@@ -48,10 +72,14 @@ function addToBucket(b: Bucket, r: TradeRec, v: Dec[]): void {
     if (x < b.l[m]!) b.l[m] = x;
   }
   if (r.t < b.ft || (r.t === b.ft && r.seq < b.fs)) {
-    b.o = v; b.ft = r.t; b.fs = r.seq;
+    b.o = v;
+    b.ft = r.t;
+    b.fs = r.seq;
   }
   if (!(r.t < b.lt || (r.t === b.lt && r.seq < b.ls))) {
-    b.c = v; b.lt = r.t; b.ls = r.seq;
+    b.c = v;
+    b.lt = r.t;
+    b.ls = r.seq;
   }
   b.vn += r.vn;
   b.vu += r.vu;
@@ -82,7 +110,13 @@ export function newOpenBuckets(): OpenBuckets {
  * (so every changed base bucket is written); a trade older than the open bucket of a base
  * granularity is returned in `late` with that granularity for a rebuild from the trade log.
  */
-export function addTrade(open: OpenBuckets, r: TradeRec, closed: Bucket[], closedGranularity: BaseGranularity[], late: BaseGranularity[]): void {
+export function addTrade(
+  open: OpenBuckets,
+  r: TradeRec,
+  closed: Bucket[],
+  closedGranularity: BaseGranularity[],
+  late: BaseGranularity[],
+): void {
   const v = values(r);
   for (let i = 0; i < TIMEFRAMES.length; i++) {
     const b = open[i];
@@ -94,7 +128,7 @@ export function addTrade(open: OpenBuckets, r: TradeRec, closed: Bucket[], close
     const time = bucketStart(TIMEFRAMES[i]!, r.t);
     if (!b || time > b.time) {
       const base = BASE_AT[i];
-      if (b && b.dirty && base) {
+      if (b?.dirty && base) {
         closed.push(b);
         closedGranularity.push(base);
       }
@@ -110,7 +144,10 @@ export function addTrade(open: OpenBuckets, r: TradeRec, closed: Bucket[], close
 
 // Open, high, low and close are often the same value (a bucket of one trade): printed once.
 function ohlc(b: Bucket, m: number, print: (d: Dec) => string): Ohlc {
-  const o = b.o[m]!, h = b.h[m]!, l = b.l[m]!, c = b.c[m]!;
+  const o = b.o[m]!,
+    h = b.h[m]!,
+    l = b.l[m]!,
+    c = b.c[m]!;
   const open = print(o);
   const high = h === o ? open : print(h);
   const low = l === o ? open : l === h ? high : print(l);
@@ -119,11 +156,26 @@ function ohlc(b: Bucket, m: number, print: (d: Dec) => string): Ohlc {
 }
 
 /** A base row of the bucket; `print` is decTextOnce for a bucket printed once (closed, rebuilt). */
-export function candleRow(chain: Chain, token: string, granularity: BaseGranularity, b: Bucket, print: (d: Dec) => string = decText): CandleRow {
+export function candleRow(
+  chain: Chain,
+  token: string,
+  granularity: BaseGranularity,
+  b: Bucket,
+  print: (d: Dec) => string = decText,
+): CandleRow {
   return {
-    chain, token, granularity, time: b.time, seq: b.seq,
-    priceNative: ohlc(b, 0, print), priceUsd: ohlc(b, 1, print), marketCapNative: ohlc(b, 2, print), marketCapUsd: ohlc(b, 3, print),
-    volumeNative: print(b.vn), volumeUsd: print(b.vu), trades: b.n,
+    chain,
+    token,
+    granularity,
+    time: b.time,
+    seq: b.seq,
+    priceNative: ohlc(b, 0, print),
+    priceUsd: ohlc(b, 1, print),
+    marketCapNative: ohlc(b, 2, print),
+    marketCapUsd: ohlc(b, 3, print),
+    volumeNative: print(b.vn),
+    volumeUsd: print(b.vu),
+    trades: b.n,
   };
 }
 
@@ -132,7 +184,7 @@ export function dirtyBaseRows(chain: Chain, token: string, open: OpenBuckets): C
   const rows: CandleRow[] = [];
   for (const g of BASES) {
     const b = open[BASE_INDEX[g]];
-    if (b && b.dirty) {
+    if (b?.dirty) {
       rows.push(candleRow(chain, token, g, b));
       b.dirty = false;
     }
@@ -144,7 +196,10 @@ const num = decNumber;
 
 // Equal values (a bucket of one trade, a close at the high) are converted once.
 function candle(b: Bucket, m: number, volume: number): Candle {
-  const o = b.o[m]!, h = b.h[m]!, l = b.l[m]!, c = b.c[m]!;
+  const o = b.o[m]!,
+    h = b.h[m]!,
+    l = b.l[m]!,
+    c = b.c[m]!;
   const open = num(o);
   const high = h === o ? open : num(h);
   const low = l === o ? open : l === h ? high : num(l);
@@ -153,12 +208,18 @@ function candle(b: Bucket, m: number, volume: number): Candle {
 }
 
 /** spot.candles.v1 value: the open bucket of every timeframe × metric × denomination. */
-export function candleMessage(chain: Chain, token: string, updatedAt: number, open: OpenBuckets): CandleUpdateMessage | null {
+export function candleMessage(
+  chain: Chain,
+  token: string,
+  updatedAt: number,
+  open: OpenBuckets,
+): CandleUpdateMessage | null {
   const out: CandleUpdateMessage['open'] = {};
   TIMEFRAMES.forEach((tf, i) => {
     const b = open[i];
     if (!b) return;
-    const vn = num(b.vn), vu = num(b.vu);
+    const vn = num(b.vn),
+      vu = num(b.vu);
     out[tf] = {
       price: { native: candle(b, 0, vn), usd: candle(b, 1, vu) },
       marketCap: { native: candle(b, 2, vn), usd: candle(b, 3, vu) },
@@ -173,4 +234,3 @@ export function recordsInBucket(recs: readonly TradeRec[], tf: Timeframe, time: 
   const end = time + TIMEFRAME_MS[tf];
   return recs.filter((r) => r.t >= time && r.t < end).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }
-

@@ -28,15 +28,24 @@ export function bondingCurveActivity(token: Token): number {
  */
 export function sortValue(token: Token, sortBy: SortField): number | null {
   switch (sortBy) {
-    case 'createdAt': return token.createdAt;
-    case 'volume24hUsd': return Number(token.stats['24h'].volume.usd);
-    case 'marketCapUsd': return Number(token.marketCap.usd);
-    case 'liquidityUsd': return Number(token.liquidity.usd);
-    case 'holdersCount': return token.holders.count;
-    case 'tradeCount24h': return token.stats['24h'].buyCount + token.stats['24h'].sellCount;
-    case 'bondingCurvePct': return token.bondingCurvePct == null ? null : Number(token.bondingCurvePct);
-    case 'bondingCurveActivity': return bondingCurveActivity(token);
-    case 'graduatedAt': return token.graduatedAt ?? null;
+    case 'createdAt':
+      return token.createdAt;
+    case 'volume24hUsd':
+      return Number(token.stats['24h'].volume.usd);
+    case 'marketCapUsd':
+      return Number(token.marketCap.usd);
+    case 'liquidityUsd':
+      return Number(token.liquidity.usd);
+    case 'holdersCount':
+      return token.holders.count;
+    case 'tradeCount24h':
+      return token.stats['24h'].buyCount + token.stats['24h'].sellCount;
+    case 'bondingCurvePct':
+      return token.bondingCurvePct == null ? null : Number(token.bondingCurvePct);
+    case 'bondingCurveActivity':
+      return bondingCurveActivity(token);
+    case 'graduatedAt':
+      return token.graduatedAt ?? null;
   }
 }
 

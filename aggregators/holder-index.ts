@@ -6,10 +6,26 @@
 import { pct } from '../core/decimal.ts';
 import { ATTR, type TokenState, type WalletState } from './state.ts';
 import { decText } from './format.ts';
-import { isCexFunded, isExcludedHolder, isInsider, isPhishing, isProTrader, walletKey, type HoldersObject } from './holders.ts';
+import {
+  isCexFunded,
+  isExcludedHolder,
+  isInsider,
+  isPhishing,
+  isProTrader,
+  walletKey,
+  type HoldersObject,
+} from './holders.ts';
 
 // Category bits of a counted holder (sums and counts are indexed by bit position).
-const DEV = 1, SNIPER = 2, INSIDER = 4, BUNDLER = 8, FRESH = 16, PRO = 32, FOMO = 64, PHISHING = 128, CEX = 256;
+const DEV = 1,
+  SNIPER = 2,
+  INSIDER = 4,
+  BUNDLER = 8,
+  FRESH = 16,
+  PRO = 32,
+  FOMO = 64,
+  PHISHING = 128,
+  CEX = 256;
 const CATEGORIES = 9;
 
 interface Member {
@@ -51,7 +67,8 @@ function categoriesOf(token: TokenState, address: string, attrs: number, wallet:
 
 /** Index of the first element >= value (ascending array). */
 function lowerBound(sorted: bigint[], value: bigint): number {
-  let lo = 0, hi = sorted.length;
+  let lo = 0,
+    hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (sorted[mid]! < value) lo = mid + 1;
@@ -130,7 +147,14 @@ function update(index: HolderIndex, token: TokenState, wallets: Map<string, Wall
 }
 
 function build(token: TokenState, wallets: Map<string, WalletState>): HolderIndex {
-  const index: HolderIndex = { members: new Map(), sums: new Array<bigint>(CATEGORIES).fill(0n), counts: new Array<number>(CATEGORIES).fill(0), sorted: [], dirty: new Set(), figures: null };
+  const index: HolderIndex = {
+    members: new Map(),
+    sums: new Array<bigint>(CATEGORIES).fill(0n),
+    counts: new Array<number>(CATEGORIES).fill(0),
+    sorted: [],
+    dirty: new Set(),
+    figures: null,
+  };
   for (const [address, rec] of token.holders) {
     if (rec.bal <= 0n || isExcludedHolder(token, address)) continue;
     const wallet = wallets.get(walletKey(token.chain, address));
@@ -172,11 +196,16 @@ export function holderFigures(token: TokenState, wallets: Map<string, WalletStat
       count: index.members.size,
       top10Pct: share(top),
       devPct: share(sums[bit(DEV)]!),
-      sniperPct: share(sums[bit(SNIPER)]!), sniperCount: counts[bit(SNIPER)]!,
-      insiderPct: share(sums[bit(INSIDER)]!), insiderCount: counts[bit(INSIDER)]!,
-      bundlerPct: share(sums[bit(BUNDLER)]!), bundlerCount: counts[bit(BUNDLER)]!,
-      freshWalletPct: share(sums[bit(FRESH)]!), freshWalletCount: counts[bit(FRESH)]!,
-      proTraderPct: share(sums[bit(PRO)]!), proTraderCount: counts[bit(PRO)]!,
+      sniperPct: share(sums[bit(SNIPER)]!),
+      sniperCount: counts[bit(SNIPER)]!,
+      insiderPct: share(sums[bit(INSIDER)]!),
+      insiderCount: counts[bit(INSIDER)]!,
+      bundlerPct: share(sums[bit(BUNDLER)]!),
+      bundlerCount: counts[bit(BUNDLER)]!,
+      freshWalletPct: share(sums[bit(FRESH)]!),
+      freshWalletCount: counts[bit(FRESH)]!,
+      proTraderPct: share(sums[bit(PRO)]!),
+      proTraderCount: counts[bit(PRO)]!,
       fomoPct: share(sums[bit(FOMO)]!),
       phishingPct: share(sums[bit(PHISHING)]!),
       fundedByCexPct: share(sums[bit(CEX)]!),

@@ -20,14 +20,23 @@ export const BURN_ADDRESSES = new Set([
 ]);
 
 export function isExcludedHolder(token: TokenState, wallet: string): boolean {
-  return isBurnAddress(wallet) || wallet === token.address || token.pools.has(wallet) || (token.custody?.includes(wallet) ?? false);
+  return (
+    isBurnAddress(wallet) ||
+    wallet === token.address ||
+    token.pools.has(wallet) ||
+    (token.custody?.includes(wallet) ?? false)
+  );
 }
 
 /** A burn address in any case; lower-cases only what could be one (42 or 43 characters from '0' or '1'). */
 function isBurnAddress(wallet: string): boolean {
   if (BURN_ADDRESSES.has(wallet)) return true;
   const first = wallet.charCodeAt(0);
-  return (wallet.length === 42 || wallet.length === 43) && (first === 48 || first === 49) && BURN_ADDRESSES.has(wallet.toLowerCase());
+  return (
+    (wallet.length === 42 || wallet.length === 43) &&
+    (first === 48 || first === 49) &&
+    BURN_ADDRESSES.has(wallet.toLowerCase())
+  );
 }
 
 /** A token leaves the wallet records that point at it (holdings, creations): its state moves elsewhere. */
@@ -64,8 +73,20 @@ export type HoldersObject = Static<typeof Holders>;
 export function computeHolders(token: TokenState, wallets: Map<string, WalletState>): HoldersObject {
   let count = 0;
   const top: bigint[] = []; // the 10 largest balances, descending
-  let dev = 0n, sniper = 0n, insider = 0n, bundler = 0n, fresh = 0n, pro = 0n, fomo = 0n, phishing = 0n, cex = 0n;
-  let sniperCount = 0, insiderCount = 0, bundlerCount = 0, freshCount = 0, proCount = 0;
+  let dev = 0n,
+    sniper = 0n,
+    insider = 0n,
+    bundler = 0n,
+    fresh = 0n,
+    pro = 0n,
+    fomo = 0n,
+    phishing = 0n,
+    cex = 0n;
+  let sniperCount = 0,
+    insiderCount = 0,
+    bundlerCount = 0,
+    freshCount = 0,
+    proCount = 0;
   for (const [address, rec] of token.holders) {
     if (rec.bal <= 0n || isExcludedHolder(token, address)) continue;
     const bal = rec.bal;
@@ -81,11 +102,26 @@ export function computeHolders(token: TokenState, wallets: Map<string, WalletSta
     if (address === token.creator) dev += bal;
     const wallet = wallets.get(walletKey(token.chain, address));
     const a = rec.attrs;
-    if (a & ATTR.sniper) { sniper += bal; sniperCount++; }
-    if (isInsider(token, a, wallet)) { insider += bal; insiderCount++; }
-    if (a & ATTR.bundler) { bundler += bal; bundlerCount++; }
-    if (a & ATTR.fresh) { fresh += bal; freshCount++; }
-    if (isProTrader(wallet)) { pro += bal; proCount++; }
+    if (a & ATTR.sniper) {
+      sniper += bal;
+      sniperCount++;
+    }
+    if (isInsider(token, a, wallet)) {
+      insider += bal;
+      insiderCount++;
+    }
+    if (a & ATTR.bundler) {
+      bundler += bal;
+      bundlerCount++;
+    }
+    if (a & ATTR.fresh) {
+      fresh += bal;
+      freshCount++;
+    }
+    if (isProTrader(wallet)) {
+      pro += bal;
+      proCount++;
+    }
     if (a & ATTR.fomo) fomo += bal;
     if (isPhishing(wallet)) phishing += bal;
     if (isCexFunded(wallet)) cex += bal;
@@ -95,11 +131,16 @@ export function computeHolders(token: TokenState, wallets: Map<string, WalletSta
     count,
     top10Pct: share(top.reduce((s, b) => s + b, 0n)),
     devPct: share(dev),
-    sniperPct: share(sniper), sniperCount,
-    insiderPct: share(insider), insiderCount,
-    bundlerPct: share(bundler), bundlerCount,
-    freshWalletPct: share(fresh), freshWalletCount: freshCount,
-    proTraderPct: share(pro), proTraderCount: proCount,
+    sniperPct: share(sniper),
+    sniperCount,
+    insiderPct: share(insider),
+    insiderCount,
+    bundlerPct: share(bundler),
+    bundlerCount,
+    freshWalletPct: share(fresh),
+    freshWalletCount: freshCount,
+    proTraderPct: share(pro),
+    proTraderCount: proCount,
     fomoPct: share(fomo),
     phishingPct: share(phishing),
     fundedByCexPct: share(cex),

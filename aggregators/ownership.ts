@@ -134,7 +134,8 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       learn(p, mark);
       written += rows.length;
     }
-    if (parts.length > 0) logger.info({ partitions: parts, tokens: written, processed: state.processed }, 'state made durable');
+    if (parts.length > 0)
+      logger.info({ partitions: parts, tokens: written, processed: state.processed }, 'state made durable');
   }
 
   /** Takes a partition over once this instance's merge has reached its owner's durable mark. */
@@ -156,7 +157,10 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
           }
           rows = await store.readTokens(p);
         } catch (error) {
-          logger.warn({ err: (error as Error).message, partition: p }, 'reading the durable state of a partition failed; retrying');
+          logger.warn(
+            { err: (error as Error).message, partition: p },
+            'reading the durable state of a partition failed; retrying',
+          );
           retry = true;
           return;
         }
@@ -164,7 +168,18 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
         const result = adoptPartition(state!, controls!.processor(), p, partitions, { mark, tokens }, out);
         owned.add(p);
         marks.set(p, mark);
-        logger.info({ partition: p, mark, at: offsetsOf(p), processed: state!.processed, durableTokens: tokens.length, tokens: result.tokens, replayed: result.replayed }, 'took partition over');
+        logger.info(
+          {
+            partition: p,
+            mark,
+            at: offsetsOf(p),
+            processed: state!.processed,
+            durableTokens: tokens.length,
+            tokens: result.tokens,
+            replayed: result.replayed,
+          },
+          'took partition over',
+        );
       } finally {
         adopting.delete(p);
       }
@@ -174,28 +189,36 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
 
   function schedule(p: number, delay: number): void {
     clearTimeout(timers.get(p));
-    timers.set(p, setTimeout(() => {
-      timers.delete(p);
-      if (closing || !assigned.has(p) || owned.has(p)) return;
-      adopt(p).catch((error) => logger.error({ err: error, partition: p }, 'taking a partition over failed'));
-    }, delay));
+    timers.set(
+      p,
+      setTimeout(() => {
+        timers.delete(p);
+        if (closing || !assigned.has(p) || owned.has(p)) return;
+        adopt(p).catch((error) => logger.error({ err: error, partition: p }, 'taking a partition over failed'));
+      }, delay),
+    );
   }
 
   function release(lost: number[]): void {
     if (!controls || closing) return; // stopping: the aggregator's final snapshot made them durable
-    void controls.exclusive(async () => {
-      for (const p of lost) {
-        if (!owned.has(p) || assigned.has(p)) continue;
-        try {
-          await persist([p]);
-        } catch (error) {
-          logger.warn({ err: (error as Error).message, partition: p }, 'writing the state of a partition given up failed; its next owner replays from the previous one');
+    void controls
+      .exclusive(async () => {
+        for (const p of lost) {
+          if (!owned.has(p) || assigned.has(p)) continue;
+          try {
+            await persist([p]);
+          } catch (error) {
+            logger.warn(
+              { err: (error as Error).message, partition: p },
+              'writing the state of a partition given up failed; its next owner replays from the previous one',
+            );
+          }
+          const tokens = releasePartition(state!, controls!.processor(), p, partitions);
+          owned.delete(p);
+          logger.info({ partition: p, tokens, at: offsetsOf(p) }, 'gave partition up');
         }
-        const tokens = releasePartition(state!, controls!.processor(), p, partitions);
-        owned.delete(p);
-        logger.info({ partition: p, tokens, at: offsetsOf(p) }, 'gave partition up');
-      }
-    }).catch((error) => logger.error({ err: error }, 'giving partitions up failed'));
+      })
+      .catch((error) => logger.error({ err: error }, 'giving partitions up failed'));
   }
 
   function onAssign(gained: number[]): void {
@@ -230,14 +253,19 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       onRevoke: (tps) => onRevoke(tps.map((tp) => tp.partition)),
     });
     consumer = member;
-    running = member.run(async () => {}).catch(async (error) => {
-      if (closing) return;
-      logger.warn({ err: (error as Error).message }, 'ownership group member failed; giving its partitions up and rejoining');
-      onRevoke([...assigned]);
-      await member.stop().catch(() => undefined);
-      await sleep(pollMs);
-      if (!closing) join();
-    });
+    running = member
+      .run(async () => {})
+      .catch(async (error) => {
+        if (closing) return;
+        logger.warn(
+          { err: (error as Error).message },
+          'ownership group member failed; giving its partitions up and rejoining',
+        );
+        onRevoke([...assigned]);
+        await member.stop().catch(() => undefined);
+        await sleep(pollMs);
+        if (!closing) join();
+      });
   }
 
   const hooks: PartitionedHooks = {
@@ -246,7 +274,12 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       state = loaded;
       controls = aggregatorControls;
       releaseAll(loaded); // nothing is owned yet: partitions are taken over through their durable state
-      const partitioning = journaling(loaded, partitions, (p) => owned.has(p), (p) => marks.get(p));
+      const partitioning = journaling(
+        loaded,
+        partitions,
+        (p) => owned.has(p),
+        (p) => marks.get(p),
+      );
       for (const [p, mark] of marks) trim(p, mark);
       return partitioning;
     },
@@ -263,19 +296,24 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
 
     async start() {
       const counts = new Map<string, number>();
-      for (const topic of [TOPICS.swaps.name, TOPICS.tokenEvents.name]) counts.set(topic, (await options.log.endOffsets(topic)).size || TOPICS.swaps.partitions);
+      for (const topic of [TOPICS.swaps.name, TOPICS.tokenEvents.name])
+        counts.set(topic, (await options.log.endOffsets(topic)).size || TOPICS.swaps.partitions);
       const wanted = Math.max(...counts.values());
       await options.ownersLog.ensureTopics([{ name: OWNERS_TOPIC, partitions: wanted, compacted: true }]);
       partitions = (await options.ownersLog.endOffsets(OWNERS_TOPIC)).size;
       counts.set(OWNERS_TOPIC, partitions);
       // A token's state moves with its input partition, so every partitioning must agree.
       if (new Set(counts.values()).size !== 1) {
-        throw new Error(`distributed aggregation needs one partition count for ${[...counts.keys()].join(', ')}; found ${[...counts].map(([t, n]) => `${t}: ${n}`).join(', ')} (README.md, "Distributed mode")`);
+        throw new Error(
+          `distributed aggregation needs one partition count for ${[...counts.keys()].join(', ')}; found ${[...counts].map(([t, n]) => `${t}: ${n}`).join(', ')} (README.md, "Distributed mode")`,
+        );
       }
       await refreshMarks();
       join();
       poller = setInterval(() => {
-        refreshMarks().catch((error) => logger.warn({ err: (error as Error).message }, 'reading partition marks failed'));
+        refreshMarks().catch((error) =>
+          logger.warn({ err: (error as Error).message }, 'reading partition marks failed'),
+        );
       }, pollMs);
       logger.info({ partitions, group: OWNERS_GROUP }, 'joining the aggregator ownership group');
     },

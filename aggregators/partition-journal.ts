@@ -49,7 +49,10 @@ export function uncovered(entries: JournalEntry[], covered: PartitionOffsets): J
 
 /** The partition's next offsets in both input topics, as the aggregator's state records them. */
 export function partitionOffsets(offsets: Record<string, number>, partition: number): PartitionOffsets {
-  return { swaps: offsets[`${TOPICS.swaps.name}:${partition}`] ?? 0, events: offsets[`${TOPICS.tokenEvents.name}:${partition}`] ?? 0 };
+  return {
+    swaps: offsets[`${TOPICS.swaps.name}:${partition}`] ?? 0,
+    events: offsets[`${TOPICS.tokenEvents.name}:${partition}`] ?? 0,
+  };
 }
 
 /**
@@ -57,7 +60,9 @@ export function partitionOffsets(offsets: Record<string, number>, partition: num
  * partition's durable `mark` already covers it; decay ticks go to every partition not owned.
  */
 export function journaling(
-  state: AggregatorState, partitions: number, owns: (partition: number) => boolean,
+  state: AggregatorState,
+  partitions: number,
+  owns: (partition: number) => boolean,
   mark: (partition: number) => PartitionOffsets | undefined = () => undefined,
 ): Partitioning {
   const journal = (p: number, entry: JournalEntry) => {
@@ -72,7 +77,8 @@ export function journaling(
     owns,
     journal,
     tick(chain, time) {
-      for (let p = 0; p < partitions; p++) if (!owns(p)) journal(p, { k: 'tick', chain, time, at: partitionOffsets(state.offsets, p) });
+      for (let p = 0; p < partitions; p++)
+        if (!owns(p)) journal(p, { k: 'tick', chain, time, at: partitionOffsets(state.offsets, p) });
     },
   };
 }

@@ -20,7 +20,11 @@ export const decodeToken = (text: string): TokenState => v8.deserialize(Buffer.f
 
 function shadowOf(t: TokenState): ShadowToken {
   const recs = t.win.recs;
-  return { priceN: t.priceN, lastT: recs.length > 0 ? recs[recs.length - 1]!.t : Number.NEGATIVE_INFINITY, recentIds: t.recentIds };
+  return {
+    priceN: t.priceN,
+    lastT: recs.length > 0 ? recs[recs.length - 1]!.t : Number.NEGATIVE_INFINITY,
+    recentIds: t.recentIds,
+  };
 }
 
 /**
@@ -37,7 +41,12 @@ export function releaseAll(state: AggregatorState): void {
 }
 
 /** Gives a partition's tokens up: shadows from now on, its inputs journaled. */
-export function releasePartition(state: AggregatorState, processor: Processor, partition: number, partitions: number): number {
+export function releasePartition(
+  state: AggregatorState,
+  processor: Processor,
+  partition: number,
+  partitions: number,
+): number {
   const shadows = (state.shadows ??= new Map());
   let released = 0;
   for (const [key, t] of state.tokens) {
@@ -56,8 +65,12 @@ export function releasePartition(state: AggregatorState, processor: Processor, p
  * none of them covers, each swap in the context it was first priced in. The outputs go to `out`.
  */
 export function adoptPartition(
-  state: AggregatorState, processor: Processor, partition: number, partitions: number,
-  durable: { mark: PartitionOffsets; tokens: DurableToken[] }, out: BatchOutput,
+  state: AggregatorState,
+  processor: Processor,
+  partition: number,
+  partitions: number,
+  durable: { mark: PartitionOffsets; tokens: DurableToken[] },
+  out: BatchOutput,
 ): { tokens: number; replayed: number } {
   const journal: JournalEntry[] = state.journals?.get(partition) ?? [];
   const covered = new Map<string, PartitionOffsets>();

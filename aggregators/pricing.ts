@@ -136,12 +136,18 @@ export function toUsd(rate: QuoteRate, amount: Dec): Dec {
  */
 let lastStable: QuoteRate | null = null;
 
-export function quoteRate(chain: Chain, quoteAsset: string, mark: Dec, otherNativePrice: (address: string) => Dec): QuoteRate | null {
+export function quoteRate(
+  chain: Chain,
+  quoteAsset: string,
+  mark: Dec,
+  otherNativePrice: (address: string) => Dec,
+): QuoteRate | null {
   const kind = quoteKind(chain, quoteAsset);
   if (kind === 'native') return { native: ONE, usd: mark };
   if (kind === 'stable') {
     // 1/mark once per mark, not per trade (rates are only read).
-    if (lastStable === null || lastStable.stableMark !== mark) lastStable = { native: div(ONE, mark), usd: ONE, stableMark: mark };
+    if (lastStable === null || lastStable.stableMark !== mark)
+      lastStable = { native: div(ONE, mark), usd: ONE, stableMark: mark };
     return lastStable;
   }
   const native = otherNativePrice(normalizeAddress(chain, quoteAsset));

@@ -5,15 +5,57 @@ import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chai
 import type { Context } from '../core/context.ts';
 import { ZERO, fromUnits, mul, type Dec } from '../core/decimal.ts';
 import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts';
-import type { BalanceRow, BaseGranularity, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from '../clickhouse/types.ts';
+import type {
+  BalanceRow,
+  BaseGranularity,
+  CandleRow,
+  TokenEventRow,
+  TradeRow,
+  WalletLabelRow,
+} from '../clickhouse/types.ts';
 import { addTrade, bucketFrom, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
 import { bucketStart } from '../core/timeframes.ts';
-import { FRESH_WALLET_MS, FOMO_MULTIPLE, PRO_TRADER_TRADES, SNIPER_WINDOW_MS, detachFromWallets, isInsider, isProTrader, walletKey } from './holders.ts';
-import { isReferencePair, markOf, quoteRate, priceTrade, recordReference, referencePrice, toNative, toUsd, type QuoteRate } from './pricing.ts';
+import {
+  FRESH_WALLET_MS,
+  FOMO_MULTIPLE,
+  PRO_TRADER_TRADES,
+  SNIPER_WINDOW_MS,
+  detachFromWallets,
+  isInsider,
+  isProTrader,
+  walletKey,
+} from './holders.ts';
+import {
+  isReferencePair,
+  markOf,
+  quoteRate,
+  priceTrade,
+  recordReference,
+  referencePrice,
+  toNative,
+  toUsd,
+  type QuoteRate,
+} from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
 import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
-import { ATTR, type AggregatorState, type HolderRec, type PoolState, type TokenState, type WalletState } from './state.ts';
-import { LONGEST_WINDOW_MS, WINDOW_MS, advance, hasWindowTrades, insert, newTradeWindow, nextExpiry, type TradeRec } from './windows.ts';
+import {
+  ATTR,
+  type AggregatorState,
+  type HolderRec,
+  type PoolState,
+  type TokenState,
+  type WalletState,
+} from './state.ts';
+import {
+  LONGEST_WINDOW_MS,
+  WINDOW_MS,
+  advance,
+  hasWindowTrades,
+  insert,
+  newTradeWindow,
+  nextExpiry,
+  type TradeRec,
+} from './windows.ts';
 import { clampPct, decTextOnce, unitsText } from './format.ts';
 import type { JournalEntry, SwapContext } from './partition-journal.ts';
 
@@ -45,22 +87,74 @@ function forgetOldIds(ids: Map<string, number>, now: number): void {
 }
 
 export function newBatchOutput(): BatchOutput {
-  return { trades: [], tradeMessages: [], candleRows: [], tokenEvents: [], labels: new Map(), balances: new Map(), changed: new Set(), traded: new Set() };
+  return {
+    trades: [],
+    tradeMessages: [],
+    candleRows: [],
+    tokenEvents: [],
+    labels: new Map(),
+    balances: new Map(),
+    changed: new Set(),
+    traded: new Set(),
+  };
 }
 
-const zeroFees = () => ({ txN: ZERO, txU: ZERO, valN: ZERO, valU: ZERO, platN: ZERO, platU: ZERO, dexN: ZERO, dexU: ZERO });
+const zeroFees = () => ({
+  txN: ZERO,
+  txU: ZERO,
+  valN: ZERO,
+  valU: ZERO,
+  platN: ZERO,
+  platU: ZERO,
+  dexN: ZERO,
+  dexU: ZERO,
+});
 
 export function newTokenState(chain: Chain, address: string, decimals: number, time: number): TokenState {
   return {
-    chain, address, known: false, name: '', symbol: '', decimals, supply: 0n, supplyHuman: ZERO, creator: '',
-    createdAt: time, createdBlock: -1, launchpad: null, mayhem: false, seq: 0,
-    priceN: ZERO, priceU: ZERO, mcapN: ZERO, mcapU: ZERO, firstPriceN: ZERO,
-    athPN: ZERO, athPU: ZERO, athPAt: null, athMN: ZERO, athMU: ZERO, athMAt: null,
-    pools: new Map(), bondingCurvePct: null, graduatedAt: null, graduatedToPool: null, graduatedToDex: null,
+    chain,
+    address,
+    known: false,
+    name: '',
+    symbol: '',
+    decimals,
+    supply: 0n,
+    supplyHuman: ZERO,
+    creator: '',
+    createdAt: time,
+    createdBlock: -1,
+    launchpad: null,
+    mayhem: false,
+    seq: 0,
+    priceN: ZERO,
+    priceU: ZERO,
+    mcapN: ZERO,
+    mcapU: ZERO,
+    firstPriceN: ZERO,
+    athPN: ZERO,
+    athPU: ZERO,
+    athPAt: null,
+    athMN: ZERO,
+    athMU: ZERO,
+    athMAt: null,
+    pools: new Map(),
+    bondingCurvePct: null,
+    graduatedAt: null,
+    graduatedToPool: null,
+    graduatedToDex: null,
     security: { mintDisabled: null, transferBlockable: false, lpBurntPct: '0', transferFeeBps: 0 },
     metadata: { description: null, twitter: null, website: null, telegram: null, discord: null },
-    fees: zeroFees(), trades: 0, buys: 0, sells: 0, volN: ZERO, volU: ZERO, updatedAt: time,
-    win: newTradeWindow(), candles: newOpenBuckets(), holders: new Map(), recentIds: new Map(),
+    fees: zeroFees(),
+    trades: 0,
+    buys: 0,
+    sells: 0,
+    volN: ZERO,
+    volU: ZERO,
+    updatedAt: time,
+    win: newTradeWindow(),
+    candles: newOpenBuckets(),
+    holders: new Map(),
+    recentIds: new Map(),
   };
 }
 
@@ -100,7 +194,8 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
   // Tokens whose windows still hold trades, per chain, with a lower bound of the event time at
   // which a window next loses a trade (derived: rebuilt from the state on load).
   const active = new Map<string, Map<TokenState, number>>();
-  for (const token of state.tokens.values()) if (hasWindowTrades(token.win)) activeOf(token.chain).set(token, nextExpiry(token.win));
+  for (const token of state.tokens.values())
+    if (hasWindowTrades(token.win)) activeOf(token.chain).set(token, nextExpiry(token.win));
 
   function activeOf(chain: string): Map<TokenState, number> {
     let map = active.get(chain);
@@ -111,7 +206,11 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
   function wallet(chain: Chain, address: string): WalletState {
     const key = walletKey(chain, address);
     let w = state.wallets.get(key);
-    if (!w) state.wallets.set(key, (w = { labels: [], name: null, funder: null, fundedBy: [], trades: 0, held: new Set(), created: [] }));
+    if (!w)
+      state.wallets.set(
+        key,
+        (w = { labels: [], name: null, funder: null, fundedBy: [], trades: 0, held: new Set(), created: [] }),
+      );
     return w;
   }
 
@@ -142,7 +241,13 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     if (bal > 0n) w.held.add(key);
     else w.held.delete(key);
     holderChanged(t, address);
-    out.balances.set(`${key}:${address}`, { chain: t.chain, token: t.address, wallet: address, amount: bal.toString(), updatedAt: time });
+    out.balances.set(`${key}:${address}`, {
+      chain: t.chain,
+      token: t.address,
+      wallet: address,
+      amount: bal.toString(),
+      updatedAt: time,
+    });
     out.changed.add(key);
   }
 
@@ -171,7 +276,16 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
   function poolUpdate(t: TokenState, swap: RawSwap, pool: string, rate: QuoteRate | null): void {
     let ps = t.pools.get(pool);
     if (!ps) {
-      t.pools.set(pool, (ps = { dex: swap.dex, quote: normalizeAddress(swap.chain, swap.quoteAsset), curve: false, liqN: ZERO, liqU: ZERO } as PoolState));
+      t.pools.set(
+        pool,
+        (ps = {
+          dex: swap.dex,
+          quote: normalizeAddress(swap.chain, swap.quoteAsset),
+          curve: false,
+          liqN: ZERO,
+          liqU: ZERO,
+        } as PoolState),
+      );
       holdersReset(t); // a pool is no holder
     }
     ps.dex = swap.dex;
@@ -229,7 +343,10 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       watermark(chain, swap.blockTime, out);
       return;
     }
-    const applied = at && partitioning && !partitioning.owns(at.partition) ? shadowSwap(swap, out, at, partitioning) : applySwap(swap, out, null);
+    const applied =
+      at && partitioning && !partitioning.owns(at.partition)
+        ? shadowSwap(swap, out, at, partitioning)
+        : applySwap(swap, out, null);
     if (applied) watermark(chain, swap.blockTime, out);
   }
 
@@ -260,7 +377,9 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const trader = normalizeAddress(chain, swap.trader);
     const w = wallet(chain, trader);
     partitioning.journal(at.partition, {
-      k: 'swap', offset: at.offset, swap,
+      k: 'swap',
+      offset: at.offset,
+      swap,
       context: { mark, quoteN, trades: w.trades, funder: w.funder, fundedBy: w.fundedBy.slice(), labels: w.labels },
     });
     w.trades += 1;
@@ -284,7 +403,12 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       metrics.inc('aggregator.swaps_unknown_token');
     }
     const mark = context ? context.mark : markOf(state.marks, chain);
-    const rate = quoteRate(chain, swap.quoteAsset, mark, context ? () => context.quoteN ?? ZERO : (quote) => quotePrice(chain, quote));
+    const rate = quoteRate(
+      chain,
+      swap.quoteAsset,
+      mark,
+      context ? () => context.quoteN ?? ZERO : (quote) => quotePrice(chain, quote),
+    );
     if (!rate) metrics.inc('aggregator.unpriced_swaps');
     const p = priceTrade(swap, rate);
     const mcapN = mul(p.priceNative, t.supplyHuman);
@@ -294,16 +418,26 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const trader = normalizeAddress(chain, swap.trader);
     // Replayed: the wallet as it was then (a copy; the real one already counted this trade).
     const w: WalletState = context
-      ? { labels: context.labels, name: null, funder: context.funder, fundedBy: context.fundedBy, trades: context.trades, held: new Set(), created: [] }
+      ? {
+          labels: context.labels,
+          name: null,
+          funder: context.funder,
+          fundedBy: context.fundedBy,
+          trades: context.trades,
+          held: new Set(),
+          created: [],
+        }
       : wallet(chain, trader);
     const h = holder(t, trader);
 
     if (buy && (h.attrs & ATTR.bought) === 0) {
       h.attrs |= ATTR.bought;
-      if (t.known && swap.blockTime >= t.createdAt && swap.blockTime - t.createdAt <= SNIPER_WINDOW_MS) h.attrs |= ATTR.sniper;
+      if (t.known && swap.blockTime >= t.createdAt && swap.blockTime - t.createdAt <= SNIPER_WINDOW_MS)
+        h.attrs |= ATTR.sniper;
       if (t.known && swap.blockNumber === t.createdBlock) h.attrs |= ATTR.bundler;
       const f = w.funder;
-      if (f && w.trades === 0 && f.at <= swap.blockTime && f.at >= swap.blockTime - FRESH_WALLET_MS) h.attrs |= ATTR.fresh;
+      if (f && w.trades === 0 && f.at <= swap.blockTime && f.at >= swap.blockTime - FRESH_WALLET_MS)
+        h.attrs |= ATTR.fresh;
       if (t.firstPriceN > 0n && p.priceNative >= FOMO_MULTIPLE * t.firstPriceN) h.attrs |= ATTR.fomo;
       holderChanged(t, trader);
     }
@@ -330,19 +464,23 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       const f = t.fees;
       if (swap.fees.transaction) {
         const n = fromUnits(swap.fees.transaction, nativeDecimals);
-        f.txN += n; f.txU += mul(n, mark);
+        f.txN += n;
+        f.txU += mul(n, mark);
       }
       if (swap.fees.validator) {
         const n = fromUnits(swap.fees.validator, nativeDecimals);
-        f.valN += n; f.valU += mul(n, mark);
+        f.valN += n;
+        f.valU += mul(n, mark);
       }
       if (rate && swap.fees.platform) {
         const q = fromUnits(swap.fees.platform, swap.quoteDecimals);
-        f.platN += toNative(rate, q); f.platU += toUsd(rate, q);
+        f.platN += toNative(rate, q);
+        f.platU += toUsd(rate, q);
       }
       if (rate && swap.fees.dex) {
         const q = fromUnits(swap.fees.dex, swap.quoteDecimals);
-        f.dexN += toNative(rate, q); f.dexU += toUsd(rate, q);
+        f.dexN += toNative(rate, q);
+        f.dexU += toUsd(rate, q);
       }
     }
     t.trades += 1;
@@ -351,17 +489,34 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     t.volN += p.volumeNative;
     t.volU += p.volumeUsd;
     if (p.priceNative > t.athPN) {
-      t.athPN = p.priceNative; t.athPU = p.priceUsd; t.athPAt = swap.blockTime;
+      t.athPN = p.priceNative;
+      t.athPU = p.priceUsd;
+      t.athPAt = swap.blockTime;
     }
     if (mcapN > t.athMN) {
-      t.athMN = mcapN; t.athMU = mcapU; t.athMAt = swap.blockTime;
+      t.athMN = mcapN;
+      t.athMU = mcapU;
+      t.athMAt = swap.blockTime;
     }
     if (swap.blockTime > t.updatedAt) t.updatedAt = swap.blockTime;
 
-    const rec: TradeRec = { t: swap.blockTime, seq, buy, pn: p.priceNative, pu: p.priceUsd, mn: mcapN, mu: mcapU, vn: p.volumeNative, vu: p.volumeUsd };
+    const rec: TradeRec = {
+      t: swap.blockTime,
+      seq,
+      buy,
+      pn: p.priceNative,
+      pu: p.priceUsd,
+      mn: mcapN,
+      mu: mcapU,
+      vn: p.volumeNative,
+      vu: p.volumeUsd,
+    };
     insert(t.win, rec);
     if (t.win.recs[t.win.recs.length - 1] === rec) {
-      t.priceN = rec.pn; t.priceU = rec.pu; t.mcapN = mcapN; t.mcapU = mcapU;
+      t.priceN = rec.pn;
+      t.priceU = rec.pu;
+      t.mcapN = mcapN;
+      t.mcapU = mcapU;
     }
     // The new trade leaves its shortest window first; earlier bounds stay valid.
     const tracked = activeOf(chain);
@@ -369,10 +524,15 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const known = tracked.get(t);
     if (known === undefined || bound < known) tracked.set(t, bound);
 
-    const closed = scratchClosed, closedGranularity = scratchGranularity, late = scratchLate;
-    closed.length = 0; closedGranularity.length = 0; late.length = 0;
+    const closed = scratchClosed,
+      closedGranularity = scratchGranularity,
+      late = scratchLate;
+    closed.length = 0;
+    closedGranularity.length = 0;
+    late.length = 0;
     addTrade(t.candles, rec, closed, closedGranularity, late);
-    for (let i = 0; i < closed.length; i++) out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, closed[i]!, decTextOnce));
+    for (let i = 0; i < closed.length; i++)
+      out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, closed[i]!, decTextOnce));
     if (late.length > 0) rebuildLate(t, rec, late, out);
 
     forgetOldIds(t.recentIds, t.win.t);
@@ -391,18 +551,53 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const volume = { native: decTextOnce(p.volumeNative), usd: decTextOnce(p.volumeUsd) };
     const marketCap = { native: decTextOnce(mcapN), usd: decTextOnce(mcapU) };
     out.trades.push({
-      id: swap.id, chain, token: address, seq, name: t.name, symbol: t.symbol, trader, side: swap.side,
-      transactionHash: swap.transactionHash, eventIndex: swap.eventIndex, blockNumber: swap.blockNumber,
-      timestamp: swap.blockTime, amount, quoteAmount: unitsText(swap.quoteAmount, swap.quoteDecimals), quoteAsset: normalizeAddress(chain, swap.quoteAsset),
-      priceNative: price.native, priceUsd: price.usd, volumeNative: volume.native, volumeUsd: volume.usd,
-      marketCapNative: marketCap.native, marketCapUsd: marketCap.usd, pool, dex: swap.dex, identities, flags,
+      id: swap.id,
+      chain,
+      token: address,
+      seq,
+      name: t.name,
+      symbol: t.symbol,
+      trader,
+      side: swap.side,
+      transactionHash: swap.transactionHash,
+      eventIndex: swap.eventIndex,
+      blockNumber: swap.blockNumber,
+      timestamp: swap.blockTime,
+      amount,
+      quoteAmount: unitsText(swap.quoteAmount, swap.quoteDecimals),
+      quoteAsset: normalizeAddress(chain, swap.quoteAsset),
+      priceNative: price.native,
+      priceUsd: price.usd,
+      volumeNative: volume.native,
+      volumeUsd: volume.usd,
+      marketCapNative: marketCap.native,
+      marketCapUsd: marketCap.usd,
+      pool,
+      dex: swap.dex,
+      identities,
+      flags,
     });
     out.tradeMessages.push({
       trade: {
-        id: swap.id, chain, token: address, name: t.name, symbol: t.symbol, trader, transactionHash: swap.transactionHash,
-        side: swap.side, amount, price, volume, marketCap, timestamp: swap.blockTime, flags, platforms: [],
+        id: swap.id,
+        chain,
+        token: address,
+        name: t.name,
+        symbol: t.symbol,
+        trader,
+        transactionHash: swap.transactionHash,
+        side: swap.side,
+        amount,
+        price,
+        volume,
+        marketCap,
+        timestamp: swap.blockTime,
+        flags,
+        platforms: [],
       },
-      identities, pool, dex: swap.dex,
+      identities,
+      pool,
+      dex: swap.dex,
     });
     out.changed.add(key);
     out.traded.add(key);
@@ -420,7 +615,9 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
   }
 
   return {
-    state, swap, event,
+    state,
+    swap,
+    event,
     replaySwap: (s, context, out) => void applySwap(s, out, context),
     replayEvent: (e, raw, out) => applyTokenEvent(ops, e, raw, out),
     decay(tokens, time, out) {
@@ -446,4 +643,3 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     },
   };
 }
-

@@ -39,7 +39,13 @@ export async function runReplay(ctx: Context, options: ReplayOptions): Promise<R
   for (const topic of [TOPICS.swaps.name, TOPICS.tokenEvents.name]) {
     for (const end of (await log.endOffsets(topic)).values()) total += end;
   }
-  const aggregator = createAggregator(ctx, { log, store, name: options.name ?? 'default', publish: true, publishTrades: false });
+  const aggregator = createAggregator(ctx, {
+    log,
+    store,
+    name: options.name ?? 'default',
+    publish: true,
+    publishTrades: false,
+  });
   let lastLine = 0;
   const report = (final: boolean) => {
     const done = aggregator.processed();

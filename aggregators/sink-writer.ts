@@ -53,7 +53,16 @@ interface WriteSet {
   used: boolean;
 }
 
-const emptySet = (): WriteSet => ({ trades: [], candles: new Map(), tokens: new Map(), tokenEvents: [], labels: new Map(), balances: new Map(), messages: 0, used: false });
+const emptySet = (): WriteSet => ({
+  trades: [],
+  candles: new Map(),
+  tokens: new Map(),
+  tokenEvents: [],
+  labels: new Map(),
+  balances: new Map(),
+  messages: 0,
+  used: false,
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createSinkWriter(ctx: Context, options: SinkWriterOptions): SinkWriter {

@@ -40,5 +40,6 @@ export function readSnapshot(file: string): AggregatorState | null {
 export function dropSnapshots(ctx: Context): void {
   const dir = snapshotDir(ctx);
   if (!fs.existsSync(dir)) return;
-  for (const file of fs.readdirSync(dir)) if (file.startsWith('snapshot-')) fs.rmSync(path.join(dir, file), { force: true });
+  for (const file of fs.readdirSync(dir))
+    if (file.startsWith('snapshot-')) fs.rmSync(path.join(dir, file), { force: true });
 }

@@ -32,7 +32,14 @@ export interface PoolState {
 }
 
 export interface FeeTotals {
-  txN: Dec; txU: Dec; valN: Dec; valU: Dec; platN: Dec; platU: Dec; dexN: Dec; dexU: Dec;
+  txN: Dec;
+  txU: Dec;
+  valN: Dec;
+  valU: Dec;
+  platN: Dec;
+  platU: Dec;
+  dexN: Dec;
+  dexU: Dec;
 }
 
 export interface TokenState {
@@ -53,19 +60,36 @@ export interface TokenState {
   launchpad: string | null;
   mayhem: boolean;
   seq: number;
-  priceN: Dec; priceU: Dec; mcapN: Dec; mcapU: Dec;
+  priceN: Dec;
+  priceU: Dec;
+  mcapN: Dec;
+  mcapU: Dec;
   firstPriceN: Dec;
-  athPN: Dec; athPU: Dec; athPAt: number | null;
-  athMN: Dec; athMU: Dec; athMAt: number | null;
+  athPN: Dec;
+  athPU: Dec;
+  athPAt: number | null;
+  athMN: Dec;
+  athMU: Dec;
+  athMAt: number | null;
   pools: Map<string, PoolState>;
   bondingCurvePct: string | null;
   graduatedAt: number | null;
   graduatedToPool: string | null;
   graduatedToDex: string | null;
   security: { mintDisabled: boolean | null; transferBlockable: boolean; lpBurntPct: string; transferFeeBps: number };
-  metadata: { description: string | null; twitter: string | null; website: string | null; telegram: string | null; discord: string | null };
+  metadata: {
+    description: string | null;
+    twitter: string | null;
+    website: string | null;
+    telegram: string | null;
+    discord: string | null;
+  };
   fees: FeeTotals;
-  trades: number; buys: number; sells: number; volN: Dec; volU: Dec;
+  trades: number;
+  buys: number;
+  sells: number;
+  volN: Dec;
+  volU: Dec;
   updatedAt: number;
   win: TradeWindow;
   candles: OpenBuckets;

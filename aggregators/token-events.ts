@@ -32,7 +32,13 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
     const w = wallet(chain, address);
     w.labels = [...e.labels];
     w.name = e.name;
-    out.labels.set(walletKey(chain, address), { chain, wallet: address, labels: w.labels, name: e.name, updatedAt: e.blockTime });
+    out.labels.set(walletKey(chain, address), {
+      chain,
+      wallet: address,
+      labels: w.labels,
+      name: e.name,
+      updatedAt: e.blockTime,
+    });
     markWallet(w, address, out);
   } else if (e.kind === 'funding') {
     const to = normalizeAddress(chain, e.to);
@@ -41,7 +47,8 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
     if (!w.fundedBy.includes(from) && w.fundedBy.length < 16) w.fundedBy.push(from);
     if (!w.funder) {
       const amountN = fromUnits(e.amount, CHAIN_INFO[chain].native.decimals);
-      const label = e.fromLabel ?? state.wallets.get(walletKey(chain, from))?.labels.find((l) => l.startsWith('cex:')) ?? null;
+      const label =
+        e.fromLabel ?? state.wallets.get(walletKey(chain, from))?.labels.find((l) => l.startsWith('cex:')) ?? null;
       w.funder = { from, label, amountN, amountU: mul(amountN, markOf(state.marks, chain)), at: e.blockTime };
     }
     markWallet(w, to, out);
@@ -85,7 +92,10 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         t.graduatedToDex = e.dex;
         t.bondingCurvePct = '100';
         for (const ps of t.pools.values()) {
-          if (ps.curve) { ps.liqN = ZERO; ps.liqU = ZERO; }
+          if (ps.curve) {
+            ps.liqN = ZERO;
+            ps.liqU = ZERO;
+          }
         }
         const pool = normalizeAddress(chain, e.pool);
         if (!t.pools.has(pool)) {
@@ -96,7 +106,13 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         break;
       }
       case 'metadata':
-        t.metadata = { description: e.description, twitter: e.twitter, website: e.website, telegram: e.telegram, discord: e.discord };
+        t.metadata = {
+          description: e.description,
+          twitter: e.twitter,
+          website: e.website,
+          telegram: e.telegram,
+          discord: e.discord,
+        };
         break;
       case 'security':
         if (e.mintDisabled !== undefined) t.security.mintDisabled = e.mintDisabled;
@@ -111,7 +127,8 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         const from = normalizeAddress(chain, e.from);
         const to = normalizeAddress(chain, e.to);
         const amount = BigInt(e.amount);
-        if (from !== '0x0000000000000000000000000000000000000000') setBalance(t, key, from, (t.holders.get(from)?.bal ?? 0n) - amount, e.blockTime, out);
+        if (from !== '0x0000000000000000000000000000000000000000')
+          setBalance(t, key, from, (t.holders.get(from)?.bal ?? 0n) - amount, e.blockTime, out);
         setBalance(t, key, to, (t.holders.get(to)?.bal ?? 0n) + amount, e.blockTime, out);
         if (t.creator !== '' && from === t.creator && to !== t.creator) {
           holder(t, to).attrs |= ATTR.insider;

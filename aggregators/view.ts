@@ -14,7 +14,9 @@ const priced = (native: Dec, usd: Dec) => ({ native: decText(native), usd: decTe
 
 /** Pools deepest first (native liquidity), ties by address so the order is fixed. */
 export function poolsByDepth(t: TokenState): Array<[string, PoolState]> {
-  return [...t.pools.entries()].sort(([a, pa], [b, pb]) => (pa.liqN > pb.liqN ? -1 : pa.liqN < pb.liqN ? 1 : a < b ? -1 : a > b ? 1 : 0));
+  return [...t.pools.entries()].sort(([a, pa], [b, pb]) =>
+    pa.liqN > pb.liqN ? -1 : pa.liqN < pb.liqN ? 1 : a < b ? -1 : a > b ? 1 : 0,
+  );
 }
 
 export function buildToken(t: TokenState, wallets: Map<string, WalletState>): Token {
@@ -28,7 +30,7 @@ export function buildToken(t: TokenState, wallets: Map<string, WalletState>): To
     liqU += ps.liqU;
   }
   const anchor = pools[0]?.[1].quote ?? null;
-  const funder = t.creator ? wallets.get(walletKey(t.chain, t.creator))?.funder ?? null : null;
+  const funder = t.creator ? (wallets.get(walletKey(t.chain, t.creator))?.funder ?? null) : null;
   const f = t.fees;
   const isLaunchpad = t.launchpad !== null;
   return {
@@ -50,10 +52,20 @@ export function buildToken(t: TokenState, wallets: Map<string, WalletState>): To
     price: priced(t.priceN, t.priceU),
     marketCap: priced(t.mcapN, t.mcapU),
     liquidity: priced(liqN, liqU),
-    ath: { price: priced(t.athPN, t.athPU), priceAt: t.athPAt, marketCap: priced(t.athMN, t.athMU), marketCapAt: t.athMAt },
+    ath: {
+      price: priced(t.athPN, t.athPU),
+      priceAt: t.athPAt,
+      marketCap: priced(t.athMN, t.athMU),
+      marketCapAt: t.athMAt,
+    },
     stats: windowStats(t.win),
     totals: {
-      fees: { transaction: priced(f.txN, f.txU), validator: priced(f.valN, f.valU), platform: priced(f.platN, f.platU), dex: priced(f.dexN, f.dexU) },
+      fees: {
+        transaction: priced(f.txN, f.txU),
+        validator: priced(f.valN, f.valU),
+        platform: priced(f.platN, f.platU),
+        dex: priced(f.dexN, f.dexU),
+      },
       trades: t.trades,
       buys: t.buys,
       sells: t.sells,
@@ -69,7 +81,11 @@ export function buildToken(t: TokenState, wallets: Map<string, WalletState>): To
     metadata: { ...t.metadata },
     updatedAt: t.updatedAt,
     anchorAddress: anchor,
-    anchorSymbol: anchor === null ? null : quoteSymbol(t.chain, anchor) ?? (anchor === CHAIN_INFO[t.chain].native.wrapped ? CHAIN_INFO[t.chain].native.wrappedSymbol : null),
+    anchorSymbol:
+      anchor === null
+        ? null
+        : (quoteSymbol(t.chain, anchor) ??
+          (anchor === CHAIN_INFO[t.chain].native.wrapped ? CHAIN_INFO[t.chain].native.wrappedSymbol : null)),
     annotations: t.mayhem ? [{ kind: 'mayhem_mode' }] : [],
     bondingCurvePct: t.bondingCurvePct,
     launchpad: t.launchpad,

@@ -6,7 +6,11 @@ import { ZERO, pctChange, type Dec } from '../core/decimal.ts';
 import { decText } from './format.ts';
 
 export const WINDOW_MS: Record<StatsWindow, number> = {
-  '5m': 5 * 60_000, '30m': 30 * 60_000, '1h': 3_600_000, '6h': 6 * 3_600_000, '24h': 24 * 3_600_000,
+  '5m': 5 * 60_000,
+  '30m': 30 * 60_000,
+  '1h': 3_600_000,
+  '6h': 6 * 3_600_000,
+  '24h': 24 * 3_600_000,
 };
 const SIZES = STATS_WINDOWS.map((w) => WINDOW_MS[w]);
 const LONGEST = 24 * 3_600_000;
@@ -50,7 +54,12 @@ export function statsAt(trades: readonly TradeRec[], t: number): Record<StatsWin
 }
 
 interface Sums {
-  bn: Dec; bu: Dec; sn: Dec; su: Dec; bc: number; sc: number;
+  bn: Dec;
+  bu: Dec;
+  sn: Dec;
+  su: Dec;
+  bc: number;
+  sc: number;
 }
 
 const emptySums = (): Sums => ({ bn: ZERO, bu: ZERO, sn: ZERO, su: ZERO, bc: 0, sc: 0 });
@@ -58,17 +67,25 @@ const emptySums = (): Sums => ({ bn: ZERO, bu: ZERO, sn: ZERO, su: ZERO, bc: 0, 
 // Separate add and remove (no bigint multiplication by ±1n: each one allocates).
 function addTo(s: Sums, r: TradeRec): void {
   if (r.buy) {
-    s.bn += r.vn; s.bu += r.vu; s.bc += 1;
+    s.bn += r.vn;
+    s.bu += r.vu;
+    s.bc += 1;
   } else {
-    s.sn += r.vn; s.su += r.vu; s.sc += 1;
+    s.sn += r.vn;
+    s.su += r.vu;
+    s.sc += 1;
   }
 }
 
 function removeFrom(s: Sums, r: TradeRec): void {
   if (r.buy) {
-    s.bn -= r.vn; s.bu -= r.vu; s.bc -= 1;
+    s.bn -= r.vn;
+    s.bu -= r.vu;
+    s.bc -= 1;
   } else {
-    s.sn -= r.vn; s.su -= r.vu; s.sc -= 1;
+    s.sn -= r.vn;
+    s.su -= r.vu;
+    s.sc -= 1;
   }
 }
 

@@ -39,7 +39,9 @@ export function topSelfTime(profile: Profile, count = 10): SelfTime[] {
   for (const [id, us] of selfUs) {
     const frame = byNode.get(id)!.callFrame;
     const fn = frame.functionName || '(anonymous)';
-    const file = frame.url ? `${frame.url.replace(/^file:\/\//, '').replace(/^.*?\/(node_modules\/|work\/main\/)/, '$1')}:${frame.lineNumber + 1}` : '';
+    const file = frame.url
+      ? `${frame.url.replace(/^file:\/\//, '').replace(/^.*?\/(node_modules\/|work\/main\/)/, '$1')}:${frame.lineNumber + 1}`
+      : '';
     const key = `${fn} ${file}`;
     const entry = grouped.get(key) ?? { fn, where: file, ms: 0, pct: 0 };
     entry.ms += us / 1000;

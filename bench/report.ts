@@ -45,50 +45,76 @@ export function machineInfo(): Machine {
 
 export function gitInfo(cwd: string): BenchReport['git'] {
   try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const status = execFileSync('git', ['status', '--porcelain'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const status = execFileSync('git', ['status', '--porcelain'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return { commit, dirty: status.trim().length > 0 };
   } catch {
     return { commit: null, dirty: null };
   }
 }
 
-const fmt = (value: number) => (Number.isFinite(value) ? (Math.abs(value) >= 1000 ? Math.round(value).toLocaleString('en-US') : String(Math.round(value * 100) / 100)) : String(value));
+const fmt = (value: number) =>
+  Number.isFinite(value)
+    ? Math.abs(value) >= 1000
+      ? Math.round(value).toLocaleString('en-US')
+      : String(Math.round(value * 100) / 100)
+    : String(value);
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
 function extras(extra: Record<string, number> | undefined): string {
   if (!extra) return '';
-  return Object.entries(extra).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+  return Object.entries(extra)
+    .map(([k, v]) => `${k} ${fmt(v)}`)
+    .join(', ');
 }
 
 function paramsText(params: Record<string, unknown>): string {
   return Object.entries(params)
     .filter(([key]) => key !== 'inputFile')
-    .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join(',') : typeof value === 'number' ? fmt(value) : String(value)}`)
+    .map(
+      ([key, value]) =>
+        `${key}=${Array.isArray(value) ? value.join(',') : typeof value === 'number' ? fmt(value) : String(value)}`,
+    )
     .join(', ');
 }
 
 export function renderMarkdown(report: BenchReport): string {
   const m = report.machine;
   const lines: string[] = [];
-  lines.push(`Produced by \`${report.command}\` on ${report.generatedAt}, commit ${report.git.commit?.slice(0, 12) ?? 'unknown'}${report.git.dirty ? ' (uncommitted changes)' : ''}.`);
-  lines.push(`Machine: ${m.os} ${m.arch}, ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, load average at start ${m.loadAverage.join(' / ')}.`);
+  lines.push(
+    `Produced by \`${report.command}\` on ${report.generatedAt}, commit ${report.git.commit?.slice(0, 12) ?? 'unknown'}${report.git.dirty ? ' (uncommitted changes)' : ''}.`,
+  );
+  lines.push(
+    `Machine: ${m.os} ${m.arch}, ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, load average at start ${m.loadAverage.join(' / ')}.`,
+  );
   lines.push('');
   lines.push('| Scenario | Subject | Result | Details |');
   lines.push('| - | - | -: | - |');
   for (const s of report.scenarios) {
-    for (const x of s.measurements) lines.push(`| ${s.scenario} | ${cell(x.subject)} | ${fmt(x.value)} ${x.unit} | ${cell(extras(x.extra))} |`);
-    for (const [name, value] of Object.entries(s.ratios)) lines.push(`| ${s.scenario} | ratio ${cell(name)} | ${fmt(value)}× | |`);
+    for (const x of s.measurements)
+      lines.push(`| ${s.scenario} | ${cell(x.subject)} | ${fmt(x.value)} ${x.unit} | ${cell(extras(x.extra))} |`);
+    for (const [name, value] of Object.entries(s.ratios))
+      lines.push(`| ${s.scenario} | ratio ${cell(name)} | ${fmt(value)}× | |`);
   }
   for (const f of report.failures) lines.push(`| ${f.scenario} | FAILED | | ${cell(f.error.split('\n')[0] ?? '')} |`);
   lines.push('');
   lines.push('| Target | Actual | Pass |');
   lines.push('| - | -: | - |');
-  for (const t of report.targets) lines.push(`| ${cell(t.label)} | ${fmt(t.actual)} ${t.unit} | ${t.pass ? 'yes' : '**no**'} |`);
+  for (const t of report.targets)
+    lines.push(`| ${cell(t.label)} | ${fmt(t.actual)} ${t.unit} | ${t.pass ? 'yes' : '**no**'} |`);
   lines.push('');
   lines.push('Parameters:');
   lines.push('');
-  for (const s of report.scenarios) lines.push(`- ${s.scenario}: ${cell(paramsText(s.params))} (ran ${fmt(s.durationMs / 1000)} s)`);
+  for (const s of report.scenarios)
+    lines.push(`- ${s.scenario}: ${cell(paramsText(s.params))} (ran ${fmt(s.durationMs / 1000)} s)`);
   const notes = report.scenarios.flatMap((s) => [
     ...s.notes.map((n) => `- ${s.scenario}: ${n}`),
     ...(s.evidence ? [`- ${s.scenario} evidence: \`${JSON.stringify(s.evidence)}\``] : []),

@@ -31,15 +31,39 @@ interface ScenarioSpec {
 export const SCENARIOS: Record<string, ScenarioSpec> = {
   pipeline: { file: 'pipeline.ts', params: { transport: 'embedded', split: true }, quick: {}, timeoutMs: 240_000 },
   'pipeline-kafka': {
-    file: 'pipeline.ts', params: { transport: 'kafka', split: false }, quick: {}, timeoutMs: 240_000,
+    file: 'pipeline.ts',
+    params: { transport: 'kafka', split: false },
+    quick: {},
+    timeoutMs: 240_000,
     requires: () => (kcatAvailable() ? null : 'kcat is not installed (no Kafka mock cluster)'),
   },
-  latency: { file: 'latency.ts', params: { swapsPerSecond: 5000, subscribers: 1000, seconds: 4, warmupSeconds: 1 }, quick: { swapsPerSecond: 300, subscribers: 20, seconds: 0.5, warmupSeconds: 0.2 }, timeoutMs: 180_000 },
-  fanout: { file: 'fanout.ts', params: { subscribers: 1000, messages: 300 }, quick: { subscribers: 20, messages: 20 }, timeoutMs: 180_000 },
-  rest: { file: 'rest.ts', params: { connections: 10, durationSeconds: 3 }, quick: { connections: 2, durationSeconds: 0.3, candleBuckets: 50 }, timeoutMs: 180_000 },
+  latency: {
+    file: 'latency.ts',
+    params: { swapsPerSecond: 5000, subscribers: 1000, seconds: 4, warmupSeconds: 1 },
+    quick: { swapsPerSecond: 300, subscribers: 20, seconds: 0.5, warmupSeconds: 0.2 },
+    timeoutMs: 180_000,
+  },
+  fanout: {
+    file: 'fanout.ts',
+    params: { subscribers: 1000, messages: 300 },
+    quick: { subscribers: 20, messages: 20 },
+    timeoutMs: 180_000,
+  },
+  rest: {
+    file: 'rest.ts',
+    params: { connections: 10, durationSeconds: 3 },
+    quick: { connections: 2, durationSeconds: 0.3, candleBuckets: 50 },
+    timeoutMs: 180_000,
+  },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
-  memory: { file: 'memory.ts', params: { tokens: 20_000 }, quick: { tokens: 200 }, nodeArgs: ['--expose-gc'], timeoutMs: 120_000 },
+  memory: {
+    file: 'memory.ts',
+    params: { tokens: 20_000 },
+    quick: { tokens: 200 },
+    nodeArgs: ['--expose-gc'],
+    timeoutMs: 120_000,
+  },
 };
 
 const FULL_INPUT: InputSpec = { seed: 7, chains: ALL_CHAINS, trades: 20_000, rate: 1000, startAgoMs: 2 * 3600_000 };
@@ -72,8 +96,7 @@ function parseArgs(args: string[]): Options {
     else if (arg === '--set') {
       const [key, value] = parseOverride(args[++i] ?? '');
       options.overrides[key] = value;
-    }
-    else if (arg.startsWith('-')) throw new Error(`unknown option ${arg}`);
+    } else if (arg.startsWith('-')) throw new Error(`unknown option ${arg}`);
     else if (!SCENARIOS[arg]) throw new Error(`unknown scenario "${arg}"; one of ${Object.keys(SCENARIOS).join(', ')}`);
     else options.scenarios.push(arg);
   }
@@ -88,13 +111,27 @@ function parseArgs(args: string[]): Options {
  */
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=32'];
 
-function runChild(name: string, spec: ScenarioSpec, params: Record<string, unknown>, cpuProfDir: string | null): Promise<ScenarioResult> {
+function runChild(
+  name: string,
+  spec: ScenarioSpec,
+  params: Record<string, unknown>,
+  cpuProfDir: string | null,
+): Promise<ScenarioResult> {
   // One folder per scenario and Node's default file names (they carry the thread id), so the
   // tsx loader thread's profile does not overwrite the main thread's.
-  const nodeArgs = [...SERVICE_NODE_ARGS, ...(spec.nodeArgs ?? []), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProfDir, name)}`] : [])];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(BENCH_DIR, 'scenarios', spec.file), JSON.stringify(params)], {
-    cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const nodeArgs = [
+    ...SERVICE_NODE_ARGS,
+    ...(spec.nodeArgs ?? []),
+    ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProfDir, name)}`] : []),
+  ];
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', path.join(BENCH_DIR, 'scenarios', spec.file), JSON.stringify(params)],
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8');
@@ -109,8 +146,13 @@ function runChild(name: string, spec: ScenarioSpec, params: Record<string, unkno
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       const line = out.split('\n').find((l) => l.startsWith(RESULT_MARKER));
-      if (code === 0 && line) return resolve({ ...(JSON.parse(line.slice(RESULT_MARKER.length)) as ScenarioResult), scenario: name });
-      reject(new Error(`exited ${signal ?? code}${signal === 'SIGKILL' ? ` (over ${spec.timeoutMs} ms)` : ''}: ${err.trim().split('\n').slice(-15).join('\n')}`));
+      if (code === 0 && line)
+        return resolve({ ...(JSON.parse(line.slice(RESULT_MARKER.length)) as ScenarioResult), scenario: name });
+      reject(
+        new Error(
+          `exited ${signal ?? code}${signal === 'SIGKILL' ? ` (over ${spec.timeoutMs} ms)` : ''}: ${err.trim().split('\n').slice(-15).join('\n')}`,
+        ),
+      );
     });
   });
 }
@@ -153,7 +195,8 @@ export async function benchCommand(ctx: Context, args: string[]): Promise<number
     try {
       const result = await runChild(name, spec, params, options.cpuProfDir);
       scenarios.push(result);
-      for (const t of result.targets) log.info({ scenario: name, target: t.label, actual: t.actual, pass: t.pass }, 'bench: target');
+      for (const t of result.targets)
+        log.info({ scenario: name, target: t.label, actual: t.actual, pass: t.pass }, 'bench: target');
     } catch (error) {
       failures.push({ scenario: name, error: (error as Error).message });
       log.error({ scenario: name, err: (error as Error).message }, 'bench: scenario failed');
@@ -174,7 +217,11 @@ export async function benchCommand(ctx: Context, args: string[]): Promise<number
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   fs.writeFileSync(path.join(outDir, 'latest.md'), markdown);
-  const complete = !options.quick && options.out === null && Object.keys(options.overrides).length === 0 && options.scenarios.length === Object.keys(SCENARIOS).length;
+  const complete =
+    !options.quick &&
+    options.out === null &&
+    Object.keys(options.overrides).length === 0 &&
+    options.scenarios.length === Object.keys(SCENARIOS).length;
   if (complete) fs.writeFileSync(path.join(BENCH_DIR, 'RESULTS.md'), `# Benchmark results\n\n${markdown}`);
   process.stdout.write(markdown);
   return failures.some((f) => !f.error.startsWith('skipped:')) ? 1 : 0;

@@ -33,11 +33,19 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
     return;
   }
   const instance = aggregatorInstanceId(ctx);
-  const ownersLog = createKafkaLog(ctx, { brokers: ctx.config.kafkaBrokers, clientId: `spot-owners-${instance}`, sessionTimeoutMs: ctx.config.aggregateSessionMs });
+  const ownersLog = createKafkaLog(ctx, {
+    brokers: ctx.config.kafkaBrokers,
+    clientId: `spot-owners-${instance}`,
+    sessionTimeoutMs: ctx.config.aggregateSessionMs,
+  });
   const ownership = createOwnership(ctx, { log, ownersLog, client, instance });
   // The instance's own input group (`spot-aggregator-<id>`) reads every partition; its snapshot is snapshot-<id>.bin.
   const aggregator = createAggregator(ctx, {
-    log, store, name: instance, snapshotEveryMs: ctx.config.aggregateSnapshotMs, partitioned: ownership.hooks,
+    log,
+    store,
+    name: instance,
+    snapshotEveryMs: ctx.config.aggregateSnapshotMs,
+    partitioned: ownership.hooks,
   });
   await ownership.start();
   runtime.add({ name: 'aggregator-ownership', stop: () => ownership.stop() });
@@ -47,9 +55,15 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
   const outcome = await ownership.firstAssignment(waitMs);
   if (outcome === 'stopped') return; // a shutdown signal came during the wait
   if (outcome === 'timeout') {
-    ctx.logger.warn({ instance, waitedMs: waitMs }, 'no partitions assigned yet; merging anyway (inputs of partitions not owned are journaled)');
+    ctx.logger.warn(
+      { instance, waitedMs: waitMs },
+      'no partitions assigned yet; merging anyway (inputs of partitions not owned are journaled)',
+    );
   }
   await aggregator.start();
   runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
-  ctx.logger.info({ instance }, 'aggregator instance started (Kafka: partitions owned through group spot-aggregate-owners)');
+  ctx.logger.info(
+    { instance },
+    'aggregator instance started (Kafka: partitions owned through group spot-aggregate-owners)',
+  );
 }

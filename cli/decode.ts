@@ -25,10 +25,13 @@ class InputError extends Error {}
 /** Why an EVM input gave nothing, from the decoder's skip counters; null when nothing was skipped. */
 function skippedHint(metrics: Metrics, chain: Chain): string | null {
   const prefix = `ingest.evm.${chain}.skipped_`;
-  const skipped = Object.entries(metrics.snapshot()).filter(([name, n]) => name.startsWith(prefix) && n > 0).map(([name, n]) => [name.slice(prefix.length), n] as const);
+  const skipped = Object.entries(metrics.snapshot())
+    .filter(([name, n]) => name.startsWith(prefix) && n > 0)
+    .map(([name, n]) => [name.slice(prefix.length), n] as const);
   if (skipped.length === 0) return null;
   const why: Record<string, string> = {
-    unknown_pool: 'a swap in a pool whose creation is not in the input (decode without RPC knows only pools created in the same input: pass [creationReceipt, swapReceipt] as one array)',
+    unknown_pool:
+      'a swap in a pool whose creation is not in the input (decode without RPC knows only pools created in the same input: pass [creationReceipt, swapReceipt] as one array)',
     unknown_decimals: 'a token whose decimals are unknown (add "decimals": {"<token address>": 18} beside the receipt)',
     reverted: 'a reverted receipt (status 0x0)',
     undecodable: 'a known event whose log does not fit its layout',
@@ -67,7 +70,11 @@ export async function decodeCommand(ctx: Context, args: string[]): Promise<numbe
   try {
     parsed = JSON.parse(await readInput(files[0]));
   } catch (error) {
-    process.stderr.write(error instanceof InputError ? `spot decode: ${error.message}\n` : `spot decode: input is not JSON: ${(error as Error).message}\n`);
+    process.stderr.write(
+      error instanceof InputError
+        ? `spot decode: ${error.message}\n`
+        : `spot decode: input is not JSON: ${(error as Error).message}\n`,
+    );
     return 1;
   }
   const target: Chain | undefined = chain ?? (looksSolana(parsed) ? 'solana' : undefined);
@@ -77,7 +84,10 @@ export async function decodeCommand(ctx: Context, args: string[]): Promise<numbe
   }
   try {
     const metrics = createMetrics();
-    const records = target === 'solana' ? decodeSolanaJson(parsed, { logger: ctx.logger }) : decodeEvmJson(target, parsed, { metrics });
+    const records =
+      target === 'solana'
+        ? decodeSolanaJson(parsed, { logger: ctx.logger })
+        : decodeEvmJson(target, parsed, { metrics });
     for (const event of records.events) process.stdout.write(JSON.stringify({ type: 'tokenEvent', ...event }) + '\n');
     for (const swap of records.swaps) process.stdout.write(JSON.stringify({ type: 'swap', ...swap }) + '\n');
     if (records.swaps.length === 0 && records.events.length === 0) {

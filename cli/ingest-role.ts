@@ -27,21 +27,36 @@ export async function startIngest(runtime: Runtime): Promise<void> {
   const sources: { name: string; stop(): Promise<void> }[] = [];
 
   if (Object.keys(ctx.config.rpc).length > 0 && rpcChains.length === 0) {
-    throw new Error(`--chains ${ctx.config.simChains.join(',')} names no chain with an RPC endpoint (SPOT_RPC_<CHAIN>)`);
+    throw new Error(
+      `--chains ${ctx.config.simChains.join(',')} names no chain with an RPC endpoint (SPOT_RPC_<CHAIN>)`,
+    );
   }
   if (rpcChains.length > 0) {
     const cursors = createCursorStore(ctx, { path: path.join(ctx.config.dataDir, 'ingest-cursors.sqlite') });
     for (const chain of rpcChains) {
       const url = ctx.config.rpc[chain]!;
-      const source = CHAIN_INFO[chain].family === 'solana'
-        ? createSolanaRpcSource(ctx, {
-          url, publisher, cursors, programs: [...DECODED_PROGRAMS],
-          decoder: createSolanaDecoder({ logger: ctx.logger, metrics: ctx.metrics }),
-        })
-        : createEvmRpcSource(ctx, {
-          chain, url, publisher, cursors, addresses: watchedContracts(chain),
-          decoder: createEvmDecoder({ chain, tokens: createTokenRegistry(), pools: createPoolRegistry(), metrics: ctx.metrics }),
-        });
+      const source =
+        CHAIN_INFO[chain].family === 'solana'
+          ? createSolanaRpcSource(ctx, {
+              url,
+              publisher,
+              cursors,
+              programs: [...DECODED_PROGRAMS],
+              decoder: createSolanaDecoder({ logger: ctx.logger, metrics: ctx.metrics }),
+            })
+          : createEvmRpcSource(ctx, {
+              chain,
+              url,
+              publisher,
+              cursors,
+              addresses: watchedContracts(chain),
+              decoder: createEvmDecoder({
+                chain,
+                tokens: createTokenRegistry(),
+                pools: createPoolRegistry(),
+                metrics: ctx.metrics,
+              }),
+            });
       await source.start();
       sources.push({ name: `rpc:${chain}`, stop: () => source.stop() });
       ctx.logger.info({ chain }, 'following chain over RPC');

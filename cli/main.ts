@@ -41,20 +41,22 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
 const COMMAND_USAGE: Record<string, string> = {
   up: 'spot up                       every role in one process (embedded default)',
   ingest: 'spot ingest [--chains a,b]    chain sources (RPC or the market simulator) -> the log',
-  aggregate: 'spot aggregate                the aggregator (on Kafka: one instance of a set that splits token state by partition)',
+  aggregate:
+    'spot aggregate                the aggregator (on Kafka: one instance of a set that splits token state by partition)',
   api: 'spot api                      the REST query API on SPOT_HTTP_PORT',
   edge: 'spot edge                     the WebSocket stream edge on SPOT_WS_PORT',
-  replay: 'spot replay                   rebuild every table and compacted topic from the raw topics (stop `spot up` first)',
+  replay:
+    'spot replay                   rebuild every table and compacted topic from the raw topics (stop `spot up` first)',
   keys: 'spot keys create [--label L] [--expires-in 30d|--expires-at ISO] [--metered --credits N]\n       spot keys list\n       spot keys revoke <id>',
   sql: 'spot sql "<query>"            a read-only ClickHouse query (through the running service, or on the store)',
   migrate: 'spot migrate                  apply the ClickHouse migrations',
-  decode: 'spot decode [--chain C] [FILE|-]  a Solana getTransaction result, or an EVM receipt with --chain base|bsc|robinhood|arc, to JSON lines',
+  decode:
+    'spot decode [--chain C] [FILE|-]  a Solana getTransaction result, or an EVM receipt with --chain base|bsc|robinhood|arc, to JSON lines',
   bench: 'spot bench [scenario...]      run the benchmarks and write bench/results',
 };
 
 /** Commands that take no arguments besides the configuration flags (an unknown flag must not start a service). */
 const NO_ARGUMENTS = new Set(['up', 'ingest', 'aggregate', 'api', 'edge', 'replay', 'migrate']);
-
 
 /** `--help`/`-h` after a command asks for its usage (for `sql`, only as the sole argument: the rest is a query). */
 function asksForHelp(command: string, args: string[]): boolean {
@@ -81,12 +83,17 @@ const FLAG_TO_ENV: Record<string, string> = {
 
 const FLAGS_NOTE = `Flags of every command: ${Object.keys(FLAG_TO_ENV).join(', ')} (each sets its SPOT_* variable).`;
 
-export function applyFlags(args: string[], env: Record<string, string | undefined>): { rest: string[]; env: Record<string, string | undefined> } {
+export function applyFlags(
+  args: string[],
+  env: Record<string, string | undefined>,
+): { rest: string[]; env: Record<string, string | undefined> } {
   const rest: string[] = [];
   const out = { ...env };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     const variable = FLAG_TO_ENV[flag];
     if (variable) {
       const value = inline ?? args[++i];
@@ -111,7 +118,9 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (asksForHelp(command, args)) {
-    process.stdout.write(`Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables; see README.md.\n`);
+    process.stdout.write(
+      `Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables; see README.md.\n`,
+    );
     return 0;
   }
   let config: Config;
@@ -121,7 +130,9 @@ export async function main(argv: string[]): Promise<number> {
     rest = applied.rest;
     config = loadConfig(applied.env);
     if (NO_ARGUMENTS.has(command) && rest.length > 0) {
-      process.stderr.write(`spot ${command}: unexpected argument "${rest[0]}"\n\nUsage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\n`);
+      process.stderr.write(
+        `spot ${command}: unexpected argument "${rest[0]}"\n\nUsage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\n`,
+      );
       return 2;
     }
     if (command !== 'decode' && command !== 'bench') checkDataDir(config.dataDir);

@@ -17,20 +17,31 @@ export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
     throw listenError('SPOT_SQL_PORT', host, sqlPort, error);
   });
   runtime.add({ name: 'sql-endpoint', stop: () => endpoint.stop() });
-  runtime.ctx.logger.info({ port }, `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`);
+  runtime.ctx.logger.info(
+    { port },
+    `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`,
+  );
 }
 
 export { startAggregator } from './aggregate-role.ts';
 
 export async function startApi(runtime: Runtime): Promise<void> {
   const { store } = await runtime.store();
-  const api = createQueryApi(runtime.ctx, { store, log: runtime.log, keys: runtime.keys(), limiters: runtime.limiters() });
+  const api = createQueryApi(runtime.ctx, {
+    store,
+    log: runtime.log,
+    keys: runtime.keys(),
+    limiters: runtime.limiters(),
+  });
   const { host, httpPort } = runtime.ctx.config;
   const { port } = await api.start().catch((error: unknown) => {
     throw listenError('SPOT_HTTP_PORT', host, httpPort, error);
   });
   runtime.add({ name: 'query-api', stop: () => api.stop() });
-  runtime.ctx.logger.info({ port }, `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`);
+  runtime.ctx.logger.info(
+    { port },
+    `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`,
+  );
 }
 
 export async function startEdge(runtime: Runtime): Promise<void> {

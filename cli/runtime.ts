@@ -7,7 +7,12 @@ import { createEventLog } from '../core/eventlog/index.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import { ALL_TOPICS } from '../core/topics.ts';
 import { createKeyStore, type KeyStore } from '../core/auth/keys.ts';
-import { createRateLimiter, IP_BUDGET_PER_MINUTE, KEY_BUDGET_PER_MINUTE, type RateLimiter } from '../core/auth/rate-limit.ts';
+import {
+  createRateLimiter,
+  IP_BUDGET_PER_MINUTE,
+  KEY_BUDGET_PER_MINUTE,
+  type RateLimiter,
+} from '../core/auth/rate-limit.ts';
 import { createClickHouseClient, type ClickHouseClient } from '../clickhouse/client.ts';
 import { migrate } from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
@@ -65,7 +70,10 @@ export async function createRuntime(ctx: Context): Promise<Runtime> {
       return keyStore;
     },
     limiters() {
-      limiters ??= { key: createRateLimiter({ perMinute: KEY_BUDGET_PER_MINUTE }), ip: createRateLimiter({ perMinute: IP_BUDGET_PER_MINUTE }) };
+      limiters ??= {
+        key: createRateLimiter({ perMinute: KEY_BUDGET_PER_MINUTE }),
+        ip: createRateLimiter({ perMinute: IP_BUDGET_PER_MINUTE }),
+      };
       return limiters;
     },
     stop() {

@@ -18,7 +18,9 @@ export async function sqlCommand(ctx: Context, args: string[]): Promise<number> 
     const busy = storeBusy(ctx, 'sql', error);
     if (busy) {
       const { host, sqlPort } = ctx.config;
-      process.stderr.write(`${busy}; no SQL endpoint answered on ${host}:${sqlPort}: run spot sql with the SPOT_SQL_PORT (and SPOT_HOST) of the running service\n`);
+      process.stderr.write(
+        `${busy}; no SQL endpoint answered on ${host}:${sqlPort}: run spot sql with the SPOT_SQL_PORT (and SPOT_HOST) of the running service\n`,
+      );
       return 1;
     }
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -20,7 +20,12 @@ export interface AggregatorStateStore {
   readMarks(): Promise<Map<number, PartitionMark>>;
   readTokens(partition: number): Promise<StoredTokenState[]>;
   /** The tokens first, then the mark: a mark never names states that are not stored. */
-  write(partition: number, mark: PartitionMark, tokens: Array<{ key: string; state: string }>, instance: string): Promise<void>;
+  write(
+    partition: number,
+    mark: PartitionMark,
+    tokens: Array<{ key: string; state: string }>,
+    instance: string,
+  ): Promise<void>;
 }
 
 const num = (value: number | string) => Number(value);
@@ -44,14 +49,30 @@ FROM spot.aggregator_tokens WHERE partition = {partition:UInt32} GROUP BY token`
         query_params: { partition },
         format: 'JSONEachRow',
       });
-      const rows = await result.json<{ token: string; swaps: number | string; events: number | string; state: string }>();
-      return rows.map((row) => ({ token: row.token, covered: { swaps: num(row.swaps), events: num(row.events) }, state: row.state }));
+      const rows = await result.json<{
+        token: string;
+        swaps: number | string;
+        events: number | string;
+        state: string;
+      }>();
+      return rows.map((row) => ({
+        token: row.token,
+        covered: { swaps: num(row.swaps), events: num(row.events) },
+        state: row.state,
+      }));
     },
 
     async write(partition, mark, tokens, instance) {
       const version = mark.swaps + mark.events;
       const now = Date.now();
-      const common = { partition, swaps_offset: mark.swaps, events_offset: mark.events, version, instance, updated_at: now };
+      const common = {
+        partition,
+        swaps_offset: mark.swaps,
+        events_offset: mark.events,
+        version,
+        instance,
+        updated_at: now,
+      };
       if (tokens.length > 0) {
         await client.insert({
           table: 'spot.aggregator_tokens',

@@ -7,10 +7,21 @@ import { alignmentOffsetMs, bucketStart, TIMEFRAME_MS } from '../core/timeframes
 
 /** The base granularity each timeframe is rolled up from (the largest that divides it). */
 const BASE_OF: Record<Timeframe, BaseGranularity> = {
-  '1s': '1s', '5s': '1s', '15s': '1s', '30s': '1s',
-  '1m': '1m', '3m': '1m', '5m': '1m', '15m': '1m', '30m': '1m',
-  '1h': '1h', '4h': '1h', '6h': '1h', '12h': '1h',
-  '1d': '1d', '7d': '1d',
+  '1s': '1s',
+  '5s': '1s',
+  '15s': '1s',
+  '30s': '1s',
+  '1m': '1m',
+  '3m': '1m',
+  '5m': '1m',
+  '15m': '1m',
+  '30m': '1m',
+  '1h': '1h',
+  '4h': '1h',
+  '6h': '1h',
+  '12h': '1h',
+  '1d': '1d',
+  '7d': '1d',
 };
 
 /** First bucket open time at or after `time`. */

@@ -66,12 +66,20 @@ export function createClickHouseClient(ctx: Context): ClickHouseClient {
  * goes to the engine as one Buffer (zero-copy, not spliced into an SQL string, parsed on chDB's
  * worker thread). Over HTTP it is the body of `INSERT … FORMAT`, as clickhouse-client sends it.
  */
-export async function insertCompactRows(client: ClickHouseClient, table: string, columns: readonly string[], text: string): Promise<void> {
+export async function insertCompactRows(
+  client: ClickHouseClient,
+  table: string,
+  columns: readonly string[],
+  text: string,
+): Promise<void> {
   if (text.length === 0) return;
   const connection = chdbConnections.get(client);
   if (connection) {
     await connection.chdb.rawInsert({
-      table, columns, values: Buffer.from(text), format: 'JSONCompactEachRow',
+      table,
+      columns,
+      values: Buffer.from(text),
+      format: 'JSONCompactEachRow',
     });
     return;
   }

@@ -147,7 +147,17 @@ ORDER BY partition`,
 ];
 
 /** Tables rebuilt from the raw log by a replay (everything except the migration record). */
-export const DERIVED_TABLES = ['trades', 'identity_trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances', 'aggregator_tokens', 'aggregator_partitions'] as const;
+export const DERIVED_TABLES = [
+  'trades',
+  'identity_trades',
+  'candles',
+  'tokens',
+  'token_events',
+  'wallet_labels',
+  'balances',
+  'aggregator_tokens',
+  'aggregator_partitions',
+] as const;
 
 /** Applies the migrations not yet recorded; returns the versions it applied. */
 export async function migrate(client: ClickHouseClient, migrations: Migration[] = MIGRATIONS): Promise<number[]> {
@@ -159,7 +169,10 @@ export async function migrate(client: ClickHouseClient, migrations: Migration[] 
   applied_at ${TIME} DEFAULT now64(3)
 ) ENGINE = ReplacingMergeTree ORDER BY version`,
   });
-  const result = await client.query({ query: 'SELECT DISTINCT version FROM spot.schema_migrations', format: 'JSONEachRow' });
+  const result = await client.query({
+    query: 'SELECT DISTINCT version FROM spot.schema_migrations',
+    format: 'JSONEachRow',
+  });
   const applied = new Set((await result.json<{ version: number }>()).map((row) => Number(row.version)));
   const done: number[] = [];
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {

@@ -51,7 +51,9 @@ export function requestCredentials(req: IncomingMessage, params: URLSearchParams
   if (typeof authorization === 'string' && /^basic /i.test(authorization)) {
     const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    return colon === -1 ? { user: decoded, password: '' } : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+    return colon === -1
+      ? { user: decoded, password: '' }
+      : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
   }
   return { user: params.get('user') || 'default', password: params.get('password') ?? '' };
 }

@@ -10,10 +10,21 @@ import { inspectStatement, isRefusedForAnalyst } from './sql-statement.ts';
 
 export const CLI_FORMAT = 'PrettyCompactMonoBlock';
 
-function request(ctx: Context, path: string, body: string | null, timeoutMs: number): Promise<{ status: number; text: string }> {
+function request(
+  ctx: Context,
+  path: string,
+  body: string | null,
+  timeoutMs: number,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: ctx.config.host, port: ctx.config.sqlPort, path, method: body === null ? 'GET' : 'POST', timeout: timeoutMs },
+      {
+        host: ctx.config.host,
+        port: ctx.config.sqlPort,
+        path,
+        method: body === null ? 'GET' : 'POST',
+        timeout: timeoutMs,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -45,12 +56,21 @@ async function viaEndpoint(ctx: Context, query: string): Promise<string> {
 async function direct(ctx: Context, query: string): Promise<string> {
   const info = inspectStatement(query);
   if (info.statements > 1) throw new Error('Code: 62. DB::Exception: Multi-statements are not allowed. (SYNTAX_ERROR)');
-  if (isRefusedForAnalyst(info)) throw new Error('Code: 164. DB::Exception: Cannot execute query in readonly mode; spot sql runs reading statements only. (READONLY)');
+  if (isRefusedForAnalyst(info))
+    throw new Error(
+      'Code: 164. DB::Exception: Cannot execute query in readonly mode; spot sql runs reading statements only. (READONLY)',
+    );
   const client = createClickHouseClient(ctx);
   try {
     const executor = createSqlExecutor(ctx, client);
     const result = await executor.run({
-      sql: query, format: CLI_FORMAT, database: 'spot', settings: {}, params: {}, readonly: true, queryId: crypto.randomUUID(),
+      sql: query,
+      format: CLI_FORMAT,
+      database: 'spot',
+      settings: {},
+      params: {},
+      readonly: true,
+      queryId: crypto.randomUUID(),
     });
     return result.data.toString('utf8');
   } catch (error) {

@@ -29,11 +29,33 @@ const DEFAULT_WRITER_BODY_BYTES = 256 << 20;
 
 /** URL parameters of the HTTP interface that are not engine settings. */
 const NOT_SETTINGS = new Set([
-  'query', 'database', 'default_format', 'user', 'password', 'query_id', 'session_id', 'session_timeout', 'session_check',
-  'compress', 'decompress', 'buffer_size', 'wait_end_of_query', 'quota_key', 'role', 'enable_http_compression',
-  'http_zlib_compression_level', 'add_http_cors_header', 'send_progress_in_http_headers', 'http_headers_progress_interval_ms',
-  'http_response_buffer_size', 'http_wait_end_of_query', 'http_native_compression_disable_checksumming_on_decompress',
-  'http_response_compression_method', 'http_send_progress_interval_ms', 'query_kind', 'stacktrace',
+  'query',
+  'database',
+  'default_format',
+  'user',
+  'password',
+  'query_id',
+  'session_id',
+  'session_timeout',
+  'session_check',
+  'compress',
+  'decompress',
+  'buffer_size',
+  'wait_end_of_query',
+  'quota_key',
+  'role',
+  'enable_http_compression',
+  'http_zlib_compression_level',
+  'add_http_cors_header',
+  'send_progress_in_http_headers',
+  'http_headers_progress_interval_ms',
+  'http_response_buffer_size',
+  'http_wait_end_of_query',
+  'http_native_compression_disable_checksumming_on_decompress',
+  'http_response_compression_method',
+  'http_send_progress_interval_ms',
+  'query_kind',
+  'stacktrace',
 ]);
 
 /** HTTP status for a ClickHouse error code, as ClickHouse's own HTTP handler maps it. */
@@ -63,7 +85,10 @@ function contentTypeOf(format: string): string {
 /** Code and text of any failure, in ClickHouse's `Code: N. DB::Exception: …` form. */
 function describeError(error: unknown): { code: number; text: string } {
   if (error instanceof SqlEndpointError) {
-    return { code: error.code, text: `Code: ${error.code}. DB::Exception: ${error.message}. (${error.type}) (version ${VERSION})` };
+    return {
+      code: error.code,
+      text: `Code: ${error.code}. DB::Exception: ${error.message}. (${error.type}) (version ${VERSION})`,
+    };
   }
   const err = error as { message?: unknown; clickhouseCode?: unknown; code?: unknown; type?: unknown };
   const message = String(err?.message ?? error);
@@ -78,7 +103,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) {
-      reject(new SqlEndpointError(229, 'QUERY_IS_TOO_LARGE', `Request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+      reject(
+        new SqlEndpointError(
+          229,
+          'QUERY_IS_TOO_LARGE',
+          `Request body of ${declared} bytes exceeds the limit of ${limit} bytes`,
+        ),
+      );
       req.resume();
       return;
     }
@@ -106,9 +137,17 @@ function decodeBody(body: Buffer, encoding: string | undefined, limit: number): 
     if (encoding === 'deflate') return zlib.inflateSync(body, options);
     if (encoding === 'br') return zlib.brotliDecompressSync(body, options);
   } catch (error) {
-    throw new SqlEndpointError(271, 'CANNOT_DECOMPRESS', `Cannot decompress the ${encoding} request body: ${(error as Error).message}`);
+    throw new SqlEndpointError(
+      271,
+      'CANNOT_DECOMPRESS',
+      `Cannot decompress the ${encoding} request body: ${(error as Error).message}`,
+    );
   }
-  throw new SqlEndpointError(48, 'NOT_IMPLEMENTED', `Content-Encoding ${encoding} is not supported; use gzip, deflate, br or none`);
+  throw new SqlEndpointError(
+    48,
+    'NOT_IMPLEMENTED',
+    `Content-Encoding ${encoding} is not supported; use gzip, deflate, br or none`,
+  );
 }
 
 function compressBody(data: Buffer, acceptEncoding: string): { data: Buffer; encoding: string | null } {
@@ -119,14 +158,24 @@ function compressBody(data: Buffer, acceptEncoding: string): { data: Buffer; enc
   return { data, encoding: null };
 }
 
-export function createSqlEndpoint(ctx: Context, client: ClickHouseClient, options: SqlEndpointOptions = {}): SqlEndpoint {
+export function createSqlEndpoint(
+  ctx: Context,
+  client: ClickHouseClient,
+  options: SqlEndpointOptions = {},
+): SqlEndpoint {
   const logger = ctx.logger.child({ component: 'sql-endpoint' });
   const executor = createSqlExecutor(ctx, client);
   const expectedPassword = writerPassword(ctx);
   const maxWriterBody = options.maxWriterBodyBytes ?? DEFAULT_WRITER_BODY_BYTES;
   let server: http.Server | null = null;
 
-  function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string, head: boolean) {
+  function send(
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string>,
+    body: Buffer | string,
+    head: boolean,
+  ) {
     if (res.headersSent) return res.end();
     res.writeHead(status, { 'X-ClickHouse-Server-Display-Name': 'spot', 'X-ClickHouse-Timezone': 'UTC', ...headers });
     res.end(head ? undefined : body);
@@ -138,23 +187,44 @@ export function createSqlEndpoint(ctx: Context, client: ClickHouseClient, option
     const method = req.method ?? 'GET';
     const head = method === 'HEAD';
     const queryId = params.get('query_id') || crypto.randomUUID();
-    const cors: Record<string, string> = params.get('add_http_cors_header') === '1' || req.headers.origin
-      ? { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'origin, x-requested-with, x-clickhouse-format, x-clickhouse-user, x-clickhouse-key, authorization, content-type', 'Access-Control-Expose-Headers': 'X-ClickHouse-Query-Id, X-ClickHouse-Summary, X-ClickHouse-Format, X-ClickHouse-Exception-Code' }
-      : {};
+    const cors: Record<string, string> =
+      params.get('add_http_cors_header') === '1' || req.headers.origin
+        ? {
+            'Access-Control-Allow-Origin': '*',
+            'Access-Control-Allow-Headers':
+              'origin, x-requested-with, x-clickhouse-format, x-clickhouse-user, x-clickhouse-key, authorization, content-type',
+            'Access-Control-Expose-Headers':
+              'X-ClickHouse-Query-Id, X-ClickHouse-Summary, X-ClickHouse-Format, X-ClickHouse-Exception-Code',
+          }
+        : {};
     const fail = (error: unknown) => {
       const { code, text } = describeError(error);
-      send(res, statusOf(code), {
-        ...cors,
-        'Content-Type': 'text/plain; charset=UTF-8',
-        'X-ClickHouse-Exception-Code': String(code),
-        'X-ClickHouse-Query-Id': queryId,
-      }, text.endsWith('\n') ? text : `${text}\n`, head);
+      send(
+        res,
+        statusOf(code),
+        {
+          ...cors,
+          'Content-Type': 'text/plain; charset=UTF-8',
+          'X-ClickHouse-Exception-Code': String(code),
+          'X-ClickHouse-Query-Id': queryId,
+        },
+        text.endsWith('\n') ? text : `${text}\n`,
+        head,
+      );
     };
 
-    if (method === 'OPTIONS') return send(res, 204, { ...cors, 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS' }, '', true);
-    if (url.pathname === '/ping' || url.pathname === '/replicas_status') return send(res, 200, { ...cors, 'Content-Type': 'text/plain; charset=UTF-8' }, 'Ok.\n', head);
+    if (method === 'OPTIONS')
+      return send(res, 204, { ...cors, 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS' }, '', true);
+    if (url.pathname === '/ping' || url.pathname === '/replicas_status')
+      return send(res, 200, { ...cors, 'Content-Type': 'text/plain; charset=UTF-8' }, 'Ok.\n', head);
     if (url.pathname !== '/') {
-      return send(res, 404, { 'Content-Type': 'text/plain; charset=UTF-8' }, `There is no handle ${url.pathname}\n\nUse / or /ping.\n`, head);
+      return send(
+        res,
+        404,
+        { 'Content-Type': 'text/plain; charset=UTF-8' },
+        `There is no handle ${url.pathname}\n\nUse / or /ping.\n`,
+        head,
+      );
     }
     if (!['GET', 'POST', 'HEAD'].includes(method)) return send(res, 405, { Allow: 'GET, POST' }, '', true);
 
@@ -164,17 +234,29 @@ export function createSqlEndpoint(ctx: Context, client: ClickHouseClient, option
       if (credentials.user === WRITER_USER) {
         if (!passwordMatches(credentials.password, expectedPassword)) {
           req.resume();
-          throw new SqlEndpointError(516, 'AUTHENTICATION_FAILED', `${WRITER_USER}: Authentication failed: password is incorrect, or there is no user with such name`);
+          throw new SqlEndpointError(
+            516,
+            'AUTHENTICATION_FAILED',
+            `${WRITER_USER}: Authentication failed: password is incorrect, or there is no user with such name`,
+          );
         }
         writer = method === 'POST'; // as in ClickHouse, GET requests are read-only
       }
       if (params.get('compress') === '1' || params.get('decompress') === '1') {
         req.resume();
-        throw new SqlEndpointError(48, 'NOT_IMPLEMENTED', 'ClickHouse block compression (compress=1, decompress=1) is not supported here; turn it off and use HTTP compression (enable_http_compression=1)');
+        throw new SqlEndpointError(
+          48,
+          'NOT_IMPLEMENTED',
+          'ClickHouse block compression (compress=1, decompress=1) is not supported here; turn it off and use HTTP compression (enable_http_compression=1)',
+        );
       }
       if (/^multipart\//i.test(req.headers['content-type'] ?? '')) {
         req.resume();
-        throw new SqlEndpointError(48, 'NOT_IMPLEMENTED', 'multipart/form-data requests are not supported here; send parameters as param_<name> URL parameters');
+        throw new SqlEndpointError(
+          48,
+          'NOT_IMPLEMENTED',
+          'multipart/form-data requests are not supported here; send parameters as param_<name> URL parameters',
+        );
       }
       const limit = writer ? maxWriterBody : ANALYST_BODY_BYTES;
       const raw = await readBody(req, limit);
@@ -182,7 +264,8 @@ export function createSqlEndpoint(ctx: Context, client: ClickHouseClient, option
       const queryParam = params.get('query');
       const sql = queryParam !== null ? (body.length > 0 ? `${queryParam}\n${body}` : queryParam) : body;
       if (sql.trim() === '') {
-        if (method !== 'POST') return send(res, 200, { ...cors, 'Content-Type': 'text/plain; charset=UTF-8' }, 'Ok.\n', head);
+        if (method !== 'POST')
+          return send(res, 200, { ...cors, 'Content-Type': 'text/plain; charset=UTF-8' }, 'Ok.\n', head);
         throw new SqlEndpointError(62, 'SYNTAX_ERROR', 'Empty query');
       }
 
@@ -190,7 +273,11 @@ export function createSqlEndpoint(ctx: Context, client: ClickHouseClient, option
       if (!writer) {
         if (info.statements > 1) throw new SqlEndpointError(62, 'SYNTAX_ERROR', 'Multi-statements are not allowed');
         if (isRefusedForAnalyst(info)) {
-          throw new SqlEndpointError(164, 'READONLY', `${credentials.user}: Cannot execute query in readonly mode; only SELECT, WITH, SHOW, DESCRIBE, EXPLAIN and EXISTS run without the write credential`);
+          throw new SqlEndpointError(
+            164,
+            'READONLY',
+            `${credentials.user}: Cannot execute query in readonly mode; only SELECT, WITH, SHOW, DESCRIBE, EXPLAIN and EXISTS run without the write credential`,
+          );
         }
       }
 
@@ -200,18 +287,42 @@ export function createSqlEndpoint(ctx: Context, client: ClickHouseClient, option
         if (name.startsWith('param_')) {
           // String values arrive in the escaped text format; composite literals ([…], (…)) as is.
           const type = parameterType(sql, name.slice(6)) ?? '';
-          queryParams[name.slice(6)] = /^(Nullable\(|LowCardinality\()*(String|FixedString)/.test(type) ? unescapeText(value) : value;
+          queryParams[name.slice(6)] = /^(Nullable\(|LowCardinality\()*(String|FixedString)/.test(type)
+            ? unescapeText(value)
+            : value;
         } else if (!NOT_SETTINGS.has(name)) settings[name] = value;
       }
       // ClickHouse server's default; chDB's differs (@clickhouse/client expects quoted 64-bit integers).
       settings.output_format_json_quote_64bit_integers ??= '1';
-      const defaultFormat = params.get('default_format') || (typeof req.headers['x-clickhouse-format'] === 'string' ? req.headers['x-clickhouse-format'] : '') || 'TabSeparated';
+      const defaultFormat =
+        params.get('default_format') ||
+        (typeof req.headers['x-clickhouse-format'] === 'string' ? req.headers['x-clickhouse-format'] : '') ||
+        'TabSeparated';
       const format = info.kind !== 'INSERT' && info.format ? info.format : defaultFormat;
-      const database = params.get('database') || (typeof req.headers['x-clickhouse-database'] === 'string' ? req.headers['x-clickhouse-database'] : null);
+      const database =
+        params.get('database') ||
+        (typeof req.headers['x-clickhouse-database'] === 'string' ? req.headers['x-clickhouse-database'] : null);
 
       const started = performance.now();
-      const result = await executor.run({ sql, format: defaultFormat, database, settings, params: queryParams, readonly: !writer, queryId });
-      logger.debug({ user: credentials.user, writer, kind: info.kind, ms: Math.round(performance.now() - started), bytes: result.data.length }, 'sql query');
+      const result = await executor.run({
+        sql,
+        format: defaultFormat,
+        database,
+        settings,
+        params: queryParams,
+        readonly: !writer,
+        queryId,
+      });
+      logger.debug(
+        {
+          user: credentials.user,
+          writer,
+          kind: info.kind,
+          ms: Math.round(performance.now() - started),
+          bytes: result.data.length,
+        },
+        'sql query',
+      );
 
       const headers: Record<string, string> = {
         ...cors,
@@ -253,7 +364,10 @@ export function createSqlEndpoint(ctx: Context, client: ClickHouseClient, option
           created.off('error', reject);
           server = created;
           const { port } = created.address() as AddressInfo;
-          logger.info({ host: options.host ?? ctx.config.host, port }, 'SQL endpoint listening (ClickHouse HTTP interface)');
+          logger.info(
+            { host: options.host ?? ctx.config.host, port },
+            'SQL endpoint listening (ClickHouse HTTP interface)',
+          );
           resolve({ port });
         });
       });

@@ -39,7 +39,11 @@ export interface SqlExecutor {
 
 /** Thrown for requests refused before they reach the engine; carries ClickHouse's code and name. */
 export class SqlEndpointError extends Error {
-  constructor(readonly code: number, readonly type: string, message: string) {
+  constructor(
+    readonly code: number,
+    readonly type: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'SqlEndpointError';
   }
@@ -88,7 +92,12 @@ function createChdbExecutor(ctx: Context): SqlExecutor {
     run: (request) =>
       gate(async () => {
         for (const name of Object.keys(request.settings)) {
-          if (!SETTING_NAME.test(name)) throw new SqlEndpointError(115, 'UNKNOWN_SETTING', `Setting ${name} is neither a builtin setting nor started with the prefix 'custom_'`);
+          if (!SETTING_NAME.test(name))
+            throw new SqlEndpointError(
+              115,
+              'UNKNOWN_SETTING',
+              `Setting ${name} is neither a builtin setting nor started with the prefix 'custom_'`,
+            );
         }
         const session = new Session(dataPath);
         try {
@@ -100,16 +109,18 @@ function createChdbExecutor(ctx: Context): SqlExecutor {
           const assignments = Object.entries(settings).map(([name, value]) => `${name} = ${quote(value)}`);
           if (assignments.length > 0) await session.queryAsync(`SET ${assignments.join(', ')}`);
           if (request.database !== null) {
-            if (!DATABASE_NAME.test(request.database)) throw new SqlEndpointError(81, 'UNKNOWN_DATABASE', `Database ${request.database} does not exist`);
+            if (!DATABASE_NAME.test(request.database))
+              throw new SqlEndpointError(81, 'UNKNOWN_DATABASE', `Database ${request.database} does not exist`);
             await session.queryAsync(`USE \`${request.database}\``);
           }
           // Last, so nothing after it can lift it: the session refuses writes, file and network
           // table functions, and any further setting change.
           if (request.readonly) await session.queryAsync('SET readonly = 1');
           const options = { format: request.format };
-          const result = Object.keys(request.params).length > 0
-            ? await session.queryBindAsync(request.sql, request.params, options)
-            : await session.queryAsync(request.sql, options);
+          const result =
+            Object.keys(request.params).length > 0
+              ? await session.queryBindAsync(request.sql, request.params, options)
+              : await session.queryAsync(request.sql, options);
           const data = Buffer.from(result.bytes());
           const isWrite = /^\s*INSERT\b/i.test(request.sql);
           return { data, summary: summaryOf(data, result.rowsRead, result.bytesRead, result.elapsed, isWrite) };

@@ -77,9 +77,35 @@ const READ_KINDS = new Set(['SELECT', 'WITH', 'SHOW', 'DESCRIBE', 'DESC', 'EXPLA
 
 /** Every other statement ClickHouse knows: each writes, changes state or administers. */
 const WRITE_KINDS = new Set([
-  'INSERT', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'RENAME', 'DELETE', 'UPDATE', 'OPTIMIZE', 'ATTACH', 'DETACH',
-  'SYSTEM', 'KILL', 'GRANT', 'REVOKE', 'SET', 'USE', 'BACKUP', 'RESTORE', 'EXCHANGE', 'UNDROP', 'MOVE', 'REPLACE',
-  'CHECK', 'BEGIN', 'COMMIT', 'ROLLBACK', 'WATCH', 'UPSERT',
+  'INSERT',
+  'CREATE',
+  'DROP',
+  'ALTER',
+  'TRUNCATE',
+  'RENAME',
+  'DELETE',
+  'UPDATE',
+  'OPTIMIZE',
+  'ATTACH',
+  'DETACH',
+  'SYSTEM',
+  'KILL',
+  'GRANT',
+  'REVOKE',
+  'SET',
+  'USE',
+  'BACKUP',
+  'RESTORE',
+  'EXCHANGE',
+  'UNDROP',
+  'MOVE',
+  'REPLACE',
+  'CHECK',
+  'BEGIN',
+  'COMMIT',
+  'ROLLBACK',
+  'WATCH',
+  'UPSERT',
 ]);
 
 export function isReadStatement(info: StatementInfo): boolean {
@@ -92,7 +118,11 @@ export function isReadStatement(info: StatementInfo): boolean {
  * read-only (readonly=1) and answers with its own syntax error.
  */
 export function isRefusedForAnalyst(info: StatementInfo): boolean {
-  return info.intoOutfile || WRITE_KINDS.has(info.kind) || (!READ_KINDS.has(info.kind) && !/^[A-Z_][A-Z0-9_]*$/.test(info.kind));
+  return (
+    info.intoOutfile ||
+    WRITE_KINDS.has(info.kind) ||
+    (!READ_KINDS.has(info.kind) && !/^[A-Z_][A-Z0-9_]*$/.test(info.kind))
+  );
 }
 
 /** Declared type of a {name:Type} query parameter in the text, if any. */
@@ -106,8 +136,8 @@ const ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t:
 
 /** Decodes ClickHouse's escaped text format (param_<name> values of string type arrive in it). */
 export function unescapeText(value: string): string {
-  return value.replace(/\\(x[0-9A-Fa-f]{2}|[\s\S])/g, (_all, escape: string) => {
-    if (escape.length === 3) return String.fromCharCode(parseInt(escape.slice(1), 16));
-    return ESCAPES[escape] ?? escape;
+  return value.replace(/\\(x[0-9A-Fa-f]{2}|[\s\S])/g, (_all, sequence: string) => {
+    if (sequence.length === 3) return String.fromCharCode(parseInt(sequence.slice(1), 16));
+    return ESCAPES[sequence] ?? sequence;
   });
 }

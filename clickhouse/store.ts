@@ -7,7 +7,17 @@ import type { Token } from '../core/schemas.ts';
 import { insertCompactRows, type ClickHouseClient } from './client.ts';
 import { queryCandles } from './candles.ts';
 import { DERIVED_TABLES, migrate } from './migrations.ts';
-import { balanceFormat, candleFormat, encodeRows, identityTradeFormat, tokenEventFormat, tokenFormat, tradeFormat, walletLabelFormat, type RowFormat } from './rows.ts';
+import {
+  balanceFormat,
+  candleFormat,
+  encodeRows,
+  identityTradeFormat,
+  tokenEventFormat,
+  tokenFormat,
+  tradeFormat,
+  walletLabelFormat,
+  type RowFormat,
+} from './rows.ts';
 import { allTrades, queryIdentityTrades, queryTokenTrades } from './trades.ts';
 import type { SpotStore } from './types.ts';
 
@@ -15,7 +25,12 @@ import type { SpotStore } from './types.ts';
 export const INSERT_BATCH = 10_000;
 
 /** One INSERT per `INSERT_BATCH` rows, each batch encoded in one go (clickhouse/rows.ts). */
-async function insertRows<Row>(client: ClickHouseClient, table: string, format: RowFormat<Row>, rows: readonly Row[]): Promise<void> {
+async function insertRows<Row>(
+  client: ClickHouseClient,
+  table: string,
+  format: RowFormat<Row>,
+  rows: readonly Row[],
+): Promise<void> {
   for (let start = 0; start < rows.length; start += INSERT_BATCH) {
     const text = encodeRows(format, rows, start, Math.min(rows.length, start + INSERT_BATCH));
     await insertCompactRows(client, `spot.${table}`, format.columns, text);
@@ -25,7 +40,12 @@ async function insertRows<Row>(client: ClickHouseClient, table: string, format: 
 export function createStore(ctx: Context, client: ClickHouseClient): SpotStore {
   const logger = ctx.logger.child({ component: 'clickhouse-store' });
 
-  async function insert<Row>(table: string, format: RowFormat<Row>, rows: readonly Row[], count = rows.length): Promise<void> {
+  async function insert<Row>(
+    table: string,
+    format: RowFormat<Row>,
+    rows: readonly Row[],
+    count = rows.length,
+  ): Promise<void> {
     await insertRows(client, table, format, rows);
     if (count > 0) ctx.metrics.inc(`clickhouse.rows.${table}`, count);
   }
@@ -44,7 +64,12 @@ export function createStore(ctx: Context, client: ClickHouseClient): SpotStore {
     async insertTrades(rows) {
       await insert('trades', tradeFormat, rows);
       const withIdentities = rows.filter((row) => row.identities.length > 0);
-      await insert('identity_trades', identityTradeFormat, withIdentities, withIdentities.reduce((n, row) => n + new Set(row.identities).size, 0));
+      await insert(
+        'identity_trades',
+        identityTradeFormat,
+        withIdentities,
+        withIdentities.reduce((n, row) => n + new Set(row.identities).size, 0),
+      );
     },
 
     upsertTokens: (tokens: Token[]) => insert('tokens', tokenFormat, tokens),
@@ -67,7 +92,8 @@ export function createStore(ctx: Context, client: ClickHouseClient): SpotStore {
 
     queryCandles: (query) => queryCandles(client, query),
     queryTokenTrades: (chain, token, limit, before) => queryTokenTrades(client, chain, token, limit, before),
-    queryIdentityTrades: (identity, chains, limit, before) => queryIdentityTrades(client, identity, chains, limit, before),
+    queryIdentityTrades: (identity, chains, limit, before) =>
+      queryIdentityTrades(client, identity, chains, limit, before),
     allTrades: (chain, token) => allTrades(client, chain, token),
 
     async truncateDerived() {

@@ -7,8 +7,14 @@ import type { ClickHouseClient } from './client.ts';
 import type { TradeCursor, TradeRow } from './types.ts';
 
 const DECIMAL_FIELDS = [
-  ['amount', 'amount'], ['quoteAmount', 'quote_amount'], ['priceNative', 'price_native'], ['priceUsd', 'price_usd'],
-  ['volumeNative', 'volume_native'], ['volumeUsd', 'volume_usd'], ['marketCapNative', 'market_cap_native'], ['marketCapUsd', 'market_cap_usd'],
+  ['amount', 'amount'],
+  ['quoteAmount', 'quote_amount'],
+  ['priceNative', 'price_native'],
+  ['priceUsd', 'price_usd'],
+  ['volumeNative', 'volume_native'],
+  ['volumeUsd', 'volume_usd'],
+  ['marketCapNative', 'market_cap_native'],
+  ['marketCapUsd', 'market_cap_usd'],
 ] as const;
 
 export const TRADE_SELECT = `id, chain, token, seq, name, symbol, trader, side, transaction_hash, event_index, block_number,
@@ -20,11 +26,23 @@ type TradeResultRow = Record<string, string | number | string[]>;
 export function tradeFromResult(r: TradeResultRow): TradeRow {
   const text = (key: string) => String(r[key] ?? '');
   const row = {
-    id: text('id'), chain: text('chain') as Chain, token: text('token'), seq: Number(r.seq), name: text('name'),
-    symbol: text('symbol'), trader: text('trader'), side: text('side') as TradeRow['side'],
-    transactionHash: text('transaction_hash'), eventIndex: Number(r.event_index), blockNumber: Number(r.block_number),
-    timestamp: Number(r.ts), quoteAsset: text('quote_asset'), pool: text('pool'), dex: text('dex'),
-    identities: (r.identities as string[]) ?? [], flags: (r.flags as string[]) ?? [],
+    id: text('id'),
+    chain: text('chain') as Chain,
+    token: text('token'),
+    seq: Number(r.seq),
+    name: text('name'),
+    symbol: text('symbol'),
+    trader: text('trader'),
+    side: text('side') as TradeRow['side'],
+    transactionHash: text('transaction_hash'),
+    eventIndex: Number(r.event_index),
+    blockNumber: Number(r.block_number),
+    timestamp: Number(r.ts),
+    quoteAsset: text('quote_asset'),
+    pool: text('pool'),
+    dex: text('dex'),
+    identities: (r.identities as string[]) ?? [],
+    flags: (r.flags as string[]) ?? [],
   } as TradeRow;
   for (const [field, column] of DECIMAL_FIELDS) row[field] = text(column);
   return row;
@@ -37,36 +55,64 @@ function cursorParams(before: TradeCursor | undefined): Record<string, unknown> 
   return before ? { beforeTs: before.timestamp, beforeId: before.id } : {};
 }
 
-async function readTrades(client: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<TradeRow[]> {
+async function readTrades(
+  client: ClickHouseClient,
+  query: string,
+  params: Record<string, unknown>,
+): Promise<TradeRow[]> {
   const result = await client.query({ query, query_params: params, format: 'JSONEachRow' });
   return (await result.json<TradeResultRow>()).map(tradeFromResult);
 }
 
 /** Newest first; strictly older than `before` in (timestamp, id) order when given. */
-export function queryTokenTrades(client: ClickHouseClient, chain: Chain, token: string, limit: number, before?: TradeCursor): Promise<TradeRow[]> {
-  return readTrades(client, `
+export function queryTokenTrades(
+  client: ClickHouseClient,
+  chain: Chain,
+  token: string,
+  limit: number,
+  before?: TradeCursor,
+): Promise<TradeRow[]> {
+  return readTrades(
+    client,
+    `
 SELECT ${TRADE_SELECT} FROM spot.trades
 WHERE chain = {chain:String} AND token = {token:String} ${before ? CURSOR_CLAUSE : ''}
 ORDER BY timestamp DESC, id DESC
 LIMIT 1 BY id
-LIMIT {limit:UInt32}`, { chain, token, limit: Math.max(0, Math.floor(limit)), ...cursorParams(before) });
+LIMIT {limit:UInt32}`,
+    { chain, token, limit: Math.max(0, Math.floor(limit)), ...cursorParams(before) },
+  );
 }
 
 /** One identity feed across tokens of the given chains, newest first. */
-export function queryIdentityTrades(client: ClickHouseClient, identity: Identity, chains: Chain[], limit: number, before?: TradeCursor): Promise<TradeRow[]> {
-  return readTrades(client, `
+export function queryIdentityTrades(
+  client: ClickHouseClient,
+  identity: Identity,
+  chains: Chain[],
+  limit: number,
+  before?: TradeCursor,
+): Promise<TradeRow[]> {
+  return readTrades(
+    client,
+    `
 SELECT ${TRADE_SELECT} FROM spot.identity_trades
 WHERE identity = {identity:String} AND has({chains:Array(String)}, chain) ${before ? CURSOR_CLAUSE : ''}
 ORDER BY timestamp DESC, id DESC
 LIMIT 1 BY id
-LIMIT {limit:UInt32}`, { identity, chains, limit: Math.max(0, Math.floor(limit)), ...cursorParams(before) });
+LIMIT {limit:UInt32}`,
+    { identity, chains, limit: Math.max(0, Math.floor(limit)), ...cursorParams(before) },
+  );
 }
 
 /** Every stored trade of a token, deduplicated, in seq order. */
 export function allTrades(client: ClickHouseClient, chain: Chain, token: string): Promise<TradeRow[]> {
-  return readTrades(client, `
+  return readTrades(
+    client,
+    `
 SELECT ${TRADE_SELECT} FROM spot.trades
 WHERE chain = {chain:String} AND token = {token:String}
 ORDER BY seq, id
-LIMIT 1 BY id`, { chain, token });
+LIMIT 1 BY id`,
+    { chain, token },
+  );
 }

@@ -25,32 +25,62 @@ const SOL_NATIVE = 'So11111111111111111111111111111111111111112';
 
 export const CHAIN_INFO: Record<Chain, ChainInfo> = {
   solana: {
-    chain: 'solana', family: 'solana', chainId: null,
+    chain: 'solana',
+    family: 'solana',
+    chainId: null,
     native: { symbol: 'SOL', decimals: 9, wrapped: SOL_NATIVE, wrappedSymbol: 'WSOL' },
     stables: { EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v: { symbol: 'USDC', decimals: 6 } },
   },
   base: {
-    chain: 'base', family: 'evm', chainId: 8453,
-    native: { symbol: 'ETH', decimals: 18, wrapped: '0x4200000000000000000000000000000000000006', wrappedSymbol: 'WETH' },
+    chain: 'base',
+    family: 'evm',
+    chainId: 8453,
+    native: {
+      symbol: 'ETH',
+      decimals: 18,
+      wrapped: '0x4200000000000000000000000000000000000006',
+      wrappedSymbol: 'WETH',
+    },
     stables: { '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913': { symbol: 'USDC', decimals: 6 } },
   },
   bsc: {
-    chain: 'bsc', family: 'evm', chainId: 56,
-    native: { symbol: 'BNB', decimals: 18, wrapped: '0xbb4cdb9cbd36b01bd1cbaebf2de08d9173bc095c', wrappedSymbol: 'WBNB' },
+    chain: 'bsc',
+    family: 'evm',
+    chainId: 56,
+    native: {
+      symbol: 'BNB',
+      decimals: 18,
+      wrapped: '0xbb4cdb9cbd36b01bd1cbaebf2de08d9173bc095c',
+      wrappedSymbol: 'WBNB',
+    },
     stables: {
       '0x55d398326f99059ff775485246999027b3197955': { symbol: 'USDT', decimals: 18 },
       '0x8ac76a51cc950d9822d68b83fe1ad97b32cd580d': { symbol: 'USDC', decimals: 18 },
     },
   },
   robinhood: {
-    chain: 'robinhood', family: 'evm', chainId: 4663,
-    native: { symbol: 'ETH', decimals: 18, wrapped: '0x0bd7d308f8e1639fab988df18a8011f41eacad73', wrappedSymbol: 'WETH' },
+    chain: 'robinhood',
+    family: 'evm',
+    chainId: 4663,
+    native: {
+      symbol: 'ETH',
+      decimals: 18,
+      wrapped: '0x0bd7d308f8e1639fab988df18a8011f41eacad73',
+      wrappedSymbol: 'WETH',
+    },
     stables: { '0x5fc5360d0400a0fd4f2af552add042d716f1d168': { symbol: 'USDG', decimals: 6 } },
   },
   arc: {
-    chain: 'arc', family: 'evm', chainId: 5042,
+    chain: 'arc',
+    family: 'evm',
+    chainId: 5042,
     // Arc's native asset is USDC: native accounting has 18 decimals, its ERC-20 interface 6.
-    native: { symbol: 'USDC', decimals: 18, wrapped: '0x3600000000000000000000000000000000000000', wrappedSymbol: 'USDC' },
+    native: {
+      symbol: 'USDC',
+      decimals: 18,
+      wrapped: '0x3600000000000000000000000000000000000000',
+      wrappedSymbol: 'USDC',
+    },
     stables: {},
   },
 };

@@ -36,7 +36,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
     super(`${variable}: ${message}`);
     this.name = 'ConfigError';
   }
@@ -47,7 +50,8 @@ type Env = Record<string, string | undefined>;
 function port(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 0 || Number(raw) > 65535) throw new ConfigError(name, `must be a TCP port 0-65535, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 0 || Number(raw) > 65535)
+    throw new ConfigError(name, `must be a TCP port 0-65535, got "${raw}"`);
   return Number(raw);
 }
 
@@ -68,34 +72,44 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   } catch {
     throw new ConfigError(name, `must be a URL, got "${raw}"`);
   }
-  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  if (!protocols.includes(parsed.protocol))
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
   return raw;
 }
 
 function aggregatorId(env: Env): string | null {
   const raw = env.SPOT_AGGREGATOR_ID;
   if (raw === undefined || raw === '') return null;
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw)) throw new ConfigError('SPOT_AGGREGATOR_ID', `must be 1-64 letters, digits, '_', '.' or '-', got "${raw}"`);
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw))
+    throw new ConfigError('SPOT_AGGREGATOR_ID', `must be 1-64 letters, digits, '_', '.' or '-', got "${raw}"`);
   return raw;
 }
 
 /** Defaults: see the README's configuration table, which lists each of these. */
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.SPOT_LOG_LEVEL || 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('SPOT_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.SPOT_LOG_LEVEL}"`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError('SPOT_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.SPOT_LOG_LEVEL}"`);
 
   let kafkaBrokers: string[] | null = null;
   if (env.SPOT_KAFKA_BROKERS) {
-    kafkaBrokers = env.SPOT_KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean);
+    kafkaBrokers = env.SPOT_KAFKA_BROKERS.split(',')
+      .map((b) => b.trim())
+      .filter(Boolean);
     for (const broker of kafkaBrokers) {
-      if (!/^[^\s:]+:\d{1,5}$/.test(broker)) throw new ConfigError('SPOT_KAFKA_BROKERS', `must be comma-separated host:port pairs, got "${broker}"`);
+      if (!/^[^\s:]+:\d{1,5}$/.test(broker))
+        throw new ConfigError('SPOT_KAFKA_BROKERS', `must be comma-separated host:port pairs, got "${broker}"`);
     }
     if (kafkaBrokers.length === 0) throw new ConfigError('SPOT_KAFKA_BROKERS', 'names no broker');
   }
 
-  const apiKeys = (env.SPOT_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const apiKeys = (env.SPOT_API_KEYS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   for (const key of apiKeys) {
-    if (!/^[\x21-\x7e]{8,256}$/.test(key)) throw new ConfigError('SPOT_API_KEYS', 'each key must be 8-256 visible ASCII characters');
+    if (!/^[\x21-\x7e]{8,256}$/.test(key))
+      throw new ConfigError('SPOT_API_KEYS', 'each key must be 8-256 visible ASCII characters');
   }
 
   const rpc: Partial<Record<Chain, string>> = {};
@@ -108,7 +122,8 @@ export function loadConfig(env: Env = process.env): Config {
   let simChains: Chain[] = [...CHAINS];
   if (env.SPOT_SIM_CHAINS) {
     simChains = env.SPOT_SIM_CHAINS.split(',').map((c) => c.trim()) as Chain[];
-    for (const chain of simChains) if (!CHAINS.includes(chain)) throw new ConfigError('SPOT_SIM_CHAINS', `unknown chain "${chain}"`);
+    for (const chain of simChains)
+      if (!CHAINS.includes(chain)) throw new ConfigError('SPOT_SIM_CHAINS', `unknown chain "${chain}"`);
   }
 
   return {

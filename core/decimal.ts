@@ -50,7 +50,7 @@ export function fromInt(value: number | bigint): Dec {
 }
 
 /** Plain decimal string with trailing zeros removed ("1.5", "0", "-0.000001"). */
-export function toString(value: Dec): string {
+export function decToString(value: Dec): string {
   const negative = value < 0n;
   const abs = negative ? -value : value;
   const whole = abs / ONE_SCALED;
@@ -64,14 +64,14 @@ export function toString(value: Dec): string {
 
 /** Rounded to `digits` fractional digits, then printed without trailing zeros. */
 export function toFixedString(value: Dec, digits: number): string {
-  if (digits >= SCALE) return toString(value);
+  if (digits >= SCALE) return decToString(value);
   const unit = pow10(SCALE - digits);
-  return toString(roundedDiv(value, unit) * unit);
+  return decToString(roundedDiv(value, unit) * unit);
 }
 
 /** For candles only, which the spec makes JSON numbers. */
 export function toNumber(value: Dec): number {
-  return Number(toString(value));
+  return Number(decToString(value));
 }
 
 export function add(a: Dec, b: Dec): Dec {
@@ -138,5 +138,7 @@ export function roundedDiv(numerator: bigint, denominator: bigint): bigint {
   }
   // floor((2n + d) / 2d) is n / d rounded half up for n >= 0: one division instead of two.
   const twice = denominator + denominator;
-  return numerator >= 0n ? (numerator + numerator + denominator) / twice : -((denominator - numerator - numerator) / twice);
+  return numerator >= 0n
+    ? (numerator + numerator + denominator) / twice
+    : -((denominator - numerator - numerator) / twice);
 }

@@ -30,17 +30,30 @@ export class SpotError extends Error {
     return STATUS_OF[this.code];
   }
   toEnvelope(): { error: { code: ErrorCode; message: string; details?: ErrorDetails } } {
-    return { error: { code: this.code, message: this.message, ...(this.details !== undefined ? { details: this.details } : {}) } };
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details !== undefined ? { details: this.details } : {}),
+      },
+    };
   }
 }
 
-export const validationError = (details: ValidationDetail[], message = 'The request is malformed; fix the fields listed in details and retry.') =>
-  new SpotError('VALIDATION_ERROR', message, details);
+export const validationError = (
+  details: ValidationDetail[],
+  message = 'The request is malformed; fix the fields listed in details and retry.',
+) => new SpotError('VALIDATION_ERROR', message, details);
 
 export const unsupportedChain = (chain: string) =>
-  new SpotError('UNSUPPORTED_CHAIN', `Chain "${chain}" is not supported; use one of solana, base, bsc, robinhood, arc.`, { chain });
+  new SpotError(
+    'UNSUPPORTED_CHAIN',
+    `Chain "${chain}" is not supported; use one of solana, base, bsc, robinhood, arc.`,
+    { chain },
+  );
 
-export const notFound = (message = 'The resource does not exist; check the path and identifiers.') => new SpotError('NOT_FOUND', message);
+export const notFound = (message = 'The resource does not exist; check the path and identifiers.') =>
+  new SpotError('NOT_FOUND', message);
 
 /** Inward: a failure that a retry may cure (a broker or store hiccup) versus one it will not. */
 export class RetryableError extends Error {
@@ -52,5 +65,8 @@ export class RetryableError extends Error {
 }
 
 export function isRetryable(error: unknown): boolean {
-  return error instanceof RetryableError || (typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true);
+  return (
+    error instanceof RetryableError ||
+    (typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true)
+  );
 }

@@ -13,7 +13,16 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
       level,
       base: { service: 'spot' },
       redact: {
-        paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', 'key', '*.apiKey', 'config.apiKeys', 'apiKeys'],
+        paths: [
+          'authorization',
+          'headers.authorization',
+          'req.headers.authorization',
+          'apiKey',
+          'key',
+          '*.apiKey',
+          'config.apiKeys',
+          'apiKeys',
+        ],
         censor: '[redacted]',
       },
     },

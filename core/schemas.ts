@@ -5,11 +5,17 @@ import { CHAINS } from './chains.ts';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const ChainSlug = Type.Union(CHAINS.map((c) => Type.Literal(c)), {
-  $id: 'ChainSlug', description: 'Chain slug',
-});
+export const ChainSlug = Type.Union(
+  CHAINS.map((c) => Type.Literal(c)),
+  {
+    $id: 'ChainSlug',
+    description: 'Chain slug',
+  },
+);
 export const DecimalString = Type.String({
-  pattern: '^-?[0-9]+(\\.[0-9]+)?$', description: 'Exact decimal string', $id: 'DecimalString',
+  pattern: '^-?[0-9]+(\\.[0-9]+)?$',
+  description: 'Exact decimal string',
+  $id: 'DecimalString',
 });
 export const UnixMs = Type.Integer({ minimum: 0, description: 'Unix milliseconds' });
 
@@ -179,13 +185,28 @@ export const Candle = Type.Object(
 );
 export type Candle = Static<typeof Candle>;
 
-export const CandlesResponse = Type.Object({ candles: Type.Array(Candle) }, { $id: 'CandlesResponse', additionalProperties: false });
+export const CandlesResponse = Type.Object(
+  { candles: Type.Array(Candle) },
+  { $id: 'CandlesResponse', additionalProperties: false },
+);
 
 export const TRADE_SIDES = ['buy', 'sell'] as const;
-export const TradeSide = Type.Union(TRADE_SIDES.map((s) => Type.Literal(s)), { $id: 'TradeSide' });
+export const TradeSide = Type.Union(
+  TRADE_SIDES.map((s) => Type.Literal(s)),
+  { $id: 'TradeSide' },
+);
 export type TradeSide = Static<typeof TradeSide>;
 
-export const TRADE_FLAGS = ['kol', 'fomoscan', 'dev', 'sniper', 'insider', 'bundler', 'fresh_wallet', 'pro_trader'] as const;
+export const TRADE_FLAGS = [
+  'kol',
+  'fomoscan',
+  'dev',
+  'sniper',
+  'insider',
+  'bundler',
+  'fresh_wallet',
+  'pro_trader',
+] as const;
 
 export const Trade = Type.Object(
   {
@@ -217,7 +238,23 @@ export type TradePage = Static<typeof TradePage>;
 
 // ---- requests ----
 
-export const TIMEFRAMES = ['1s', '5s', '15s', '30s', '1m', '3m', '5m', '15m', '30m', '1h', '4h', '6h', '12h', '1d', '7d'] as const;
+export const TIMEFRAMES = [
+  '1s',
+  '5s',
+  '15s',
+  '30s',
+  '1m',
+  '3m',
+  '5m',
+  '15m',
+  '30m',
+  '1h',
+  '4h',
+  '6h',
+  '12h',
+  '1d',
+  '7d',
+] as const;
 export type Timeframe = (typeof TIMEFRAMES)[number];
 export const METRICS = ['price', 'marketCap'] as const;
 export type Metric = (typeof METRICS)[number];
@@ -228,7 +265,10 @@ export const IDENTITIES = ['kol', 'fomoscan'] as const;
 export type Identity = (typeof IDENTITIES)[number];
 
 const IntRange = Type.Object(
-  { min: Type.Optional(nullable(Type.Integer({ minimum: 0 }))), max: Type.Optional(nullable(Type.Integer({ minimum: 0 }))) },
+  {
+    min: Type.Optional(nullable(Type.Integer({ minimum: 0 }))),
+    max: Type.Optional(nullable(Type.Integer({ minimum: 0 }))),
+  },
   { additionalProperties: false },
 );
 const NumberRange = Type.Object(
@@ -275,8 +315,15 @@ export const DiscoveryFilters = Type.Object(
 export type DiscoveryFilters = Static<typeof DiscoveryFilters>;
 
 export const SORT_FIELDS = [
-  'createdAt', 'volume24hUsd', 'marketCapUsd', 'liquidityUsd', 'holdersCount',
-  'tradeCount24h', 'bondingCurvePct', 'bondingCurveActivity', 'graduatedAt',
+  'createdAt',
+  'volume24hUsd',
+  'marketCapUsd',
+  'liquidityUsd',
+  'holdersCount',
+  'tradeCount24h',
+  'bondingCurvePct',
+  'bondingCurveActivity',
+  'graduatedAt',
 ] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
 
@@ -319,7 +366,10 @@ export type DiscoveryItem = Static<typeof DiscoveryItem>;
 export const DiscoveryResponse = Type.Object(
   {
     columns: Type.Array(
-      Type.Object({ column: Type.Union(COLUMNS.map((c) => Type.Literal(c))), deltas: Type.Array(DiscoveryItem) }, { additionalProperties: false }),
+      Type.Object(
+        { column: Type.Union(COLUMNS.map((c) => Type.Literal(c))), deltas: Type.Array(DiscoveryItem) },
+        { additionalProperties: false },
+      ),
     ),
   },
   { $id: 'DiscoveryResponse', additionalProperties: false },
@@ -329,8 +379,15 @@ export type DiscoveryResponse = Static<typeof DiscoveryResponse>;
 // ---- errors ----
 
 export const ERROR_CODES = [
-  'VALIDATION_ERROR', 'UNSUPPORTED_CHAIN', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND',
-  'RATE_LIMITED', 'CREDITS_EXHAUSTED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
+  'VALIDATION_ERROR',
+  'UNSUPPORTED_CHAIN',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'RATE_LIMITED',
+  'CREDITS_EXHAUSTED',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -346,7 +403,12 @@ export const ErrorEnvelope = Type.Object(
       {
         code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c))),
         message: Type.String(),
-        details: Type.Optional(Type.Union([Type.Array(ValidationDetail), Type.Object({ chain: Type.String() }, { additionalProperties: false })])),
+        details: Type.Optional(
+          Type.Union([
+            Type.Array(ValidationDetail),
+            Type.Object({ chain: Type.String() }, { additionalProperties: false }),
+          ]),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -413,8 +475,36 @@ export const ErrorFrame = Type.Object(
 
 /** Every schema that /openapi.json publishes under components.schemas. */
 export const COMPONENT_SCHEMAS = {
-  ChainSlug, DecimalString, PricedValue, StatsWindow: StatsWindowObject, Stats, Ath, Fees, Totals, Holders, Security,
-  Metadata, DevFunding, Annotation, Platform, Token, Candle, CandlesResponse, TradeSide, Trade, TradePage,
-  DiscoveryFilters, ColumnConfig, DiscoveryRequest, DiscoveryItem, DiscoveryResponse, ValidationDetail, ErrorEnvelope,
-  SubscribeFrame, UnsubscribeFrame, AckFrame, UpdateFrame, ErrorFrame,
+  ChainSlug,
+  DecimalString,
+  PricedValue,
+  StatsWindow: StatsWindowObject,
+  Stats,
+  Ath,
+  Fees,
+  Totals,
+  Holders,
+  Security,
+  Metadata,
+  DevFunding,
+  Annotation,
+  Platform,
+  Token,
+  Candle,
+  CandlesResponse,
+  TradeSide,
+  Trade,
+  TradePage,
+  DiscoveryFilters,
+  ColumnConfig,
+  DiscoveryRequest,
+  DiscoveryItem,
+  DiscoveryResponse,
+  ValidationDetail,
+  ErrorEnvelope,
+  SubscribeFrame,
+  UnsubscribeFrame,
+  AckFrame,
+  UpdateFrame,
+  ErrorFrame,
 };

@@ -8,9 +8,21 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 export const TIMEFRAME_MS: Record<Timeframe, number> = {
-  '1s': SECOND, '5s': 5 * SECOND, '15s': 15 * SECOND, '30s': 30 * SECOND,
-  '1m': MINUTE, '3m': 3 * MINUTE, '5m': 5 * MINUTE, '15m': 15 * MINUTE, '30m': 30 * MINUTE,
-  '1h': HOUR, '4h': 4 * HOUR, '6h': 6 * HOUR, '12h': 12 * HOUR, '1d': DAY, '7d': 7 * DAY,
+  '1s': SECOND,
+  '5s': 5 * SECOND,
+  '15s': 15 * SECOND,
+  '30s': 30 * SECOND,
+  '1m': MINUTE,
+  '3m': 3 * MINUTE,
+  '5m': 5 * MINUTE,
+  '15m': 15 * MINUTE,
+  '30m': 30 * MINUTE,
+  '1h': HOUR,
+  '4h': 4 * HOUR,
+  '6h': 6 * HOUR,
+  '12h': 12 * HOUR,
+  '1d': DAY,
+  '7d': 7 * DAY,
 };
 
 /** 1970-01-05 00:00 UTC, the first Monday after the epoch. */

@@ -31,129 +31,174 @@ export const RawSwap = Type.Object(
     trader: Type.String(),
     pool: Type.String({ description: 'Pool, pair or bonding-curve address (V4: pool id)' }),
     /** Where a singleton pool keeps its tokens when `pool` is no address (V4: the PoolManager that emitted the swap); not a holder. */
-    custody: Type.Optional(Type.String({ description: 'Contract holding the pool\'s tokens when pool is an id (Uniswap V4: the PoolManager)' })),
+    custody: Type.Optional(
+      Type.String({
+        description: "Contract holding the pool's tokens when pool is an id (Uniswap V4: the PoolManager)",
+      }),
+    ),
     dex: Type.String({ description: 'Venue, e.g. pumpfun, pumpswap, raydium-amm-v4, uniswap-v3' }),
     launchpad: nullable(Type.String()),
     /** Post-trade reserves of the pool or curve in base units, where the event carries them. */
     reserves: Type.Optional(Type.Object({ token: IntString, quote: IntString })),
     /** Bonding-curve reading after the trade: completion 0..100, where the event allows it. */
-    curve: Type.Optional(Type.Object({
-      progressPct: DecimalString,
-      virtualTokenReserves: Type.Optional(IntString),
-      virtualQuoteReserves: Type.Optional(IntString),
-      realTokenReserves: Type.Optional(IntString),
-      realQuoteReserves: Type.Optional(IntString),
-      complete: Type.Optional(Type.Boolean()),
-    })),
+    curve: Type.Optional(
+      Type.Object({
+        progressPct: DecimalString,
+        virtualTokenReserves: Type.Optional(IntString),
+        virtualQuoteReserves: Type.Optional(IntString),
+        realTokenReserves: Type.Optional(IntString),
+        realQuoteReserves: Type.Optional(IntString),
+        complete: Type.Optional(Type.Boolean()),
+      }),
+    ),
     /** Fees in quote base units (platform = launchpad/protocol + creator, dex = LP fee) and native base units (transaction, validator). */
-    fees: Type.Optional(Type.Object({
-      platform: Type.Optional(IntString),
-      dex: Type.Optional(IntString),
-      transaction: Type.Optional(IntString),
-      validator: Type.Optional(IntString),
-    })),
+    fees: Type.Optional(
+      Type.Object({
+        platform: Type.Optional(IntString),
+        dex: Type.Optional(IntString),
+        transaction: Type.Optional(IntString),
+        validator: Type.Optional(IntString),
+      }),
+    ),
     mayhemMode: Type.Optional(Type.Boolean()),
   },
   { $id: 'RawSwap', additionalProperties: false },
 );
 export type RawSwap = Static<typeof RawSwap>;
 
-const TokenCreated = Type.Object({
-  ...Position,
-  kind: Type.Literal('created'),
-  token: Type.String(),
-  name: Type.String(),
-  symbol: Type.String(),
-  uri: Type.String(),
-  decimals: Type.Integer({ minimum: 0, maximum: 36 }),
-  supply: IntString,
-  creator: Type.String(),
-  launchpad: nullable(Type.String()),
-  /** Bonding curve (or launch pool) address. */
-  pool: nullable(Type.String()),
-  quoteAsset: nullable(Type.String()),
-  mayhemMode: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
+const TokenCreated = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('created'),
+    token: Type.String(),
+    name: Type.String(),
+    symbol: Type.String(),
+    uri: Type.String(),
+    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+    supply: IntString,
+    creator: Type.String(),
+    launchpad: nullable(Type.String()),
+    /** Bonding curve (or launch pool) address. */
+    pool: nullable(Type.String()),
+    quoteAsset: nullable(Type.String()),
+    mayhemMode: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 
-const CurveProgress = Type.Object({
-  ...Position,
-  kind: Type.Literal('curve'),
-  token: Type.String(),
-  progressPct: DecimalString,
-  complete: Type.Boolean(),
-}, { additionalProperties: false });
+const CurveProgress = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('curve'),
+    token: Type.String(),
+    progressPct: DecimalString,
+    complete: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
 
-const Graduated = Type.Object({
-  ...Position,
-  kind: Type.Literal('graduated'),
-  token: Type.String(),
-  pool: Type.String(),
-  dex: Type.String(),
-}, { additionalProperties: false });
+const Graduated = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('graduated'),
+    token: Type.String(),
+    pool: Type.String(),
+    dex: Type.String(),
+  },
+  { additionalProperties: false },
+);
 
-const MetadataEvent = Type.Object({
-  ...Position,
-  kind: Type.Literal('metadata'),
-  token: Type.String(),
-  description: nullable(Type.String()),
-  twitter: nullable(Type.String()),
-  website: nullable(Type.String()),
-  telegram: nullable(Type.String()),
-  discord: nullable(Type.String()),
-}, { additionalProperties: false });
+const MetadataEvent = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('metadata'),
+    token: Type.String(),
+    description: nullable(Type.String()),
+    twitter: nullable(Type.String()),
+    website: nullable(Type.String()),
+    telegram: nullable(Type.String()),
+    discord: nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
 
-const SecurityEvent = Type.Object({
-  ...Position,
-  kind: Type.Literal('security'),
-  token: Type.String(),
-  mintDisabled: Type.Optional(Type.Boolean()),
-  transferBlockable: Type.Optional(Type.Boolean()),
-  lpBurntPct: Type.Optional(DecimalString),
-  transferFeeBps: Type.Optional(Type.Integer({ minimum: 0 })),
-}, { additionalProperties: false });
+const SecurityEvent = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('security'),
+    token: Type.String(),
+    mintDisabled: Type.Optional(Type.Boolean()),
+    transferBlockable: Type.Optional(Type.Boolean()),
+    lpBurntPct: Type.Optional(DecimalString),
+    transferFeeBps: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
 
 /** A token moving between wallets (ERC-20 Transfer; SPL transfers). Mints come from the zero address. */
-const TransferEvent = Type.Object({
-  ...Position,
-  kind: Type.Literal('transfer'),
-  token: Type.String(),
-  from: Type.String(),
-  to: Type.String(),
-  amount: IntString,
-}, { additionalProperties: false });
+const TransferEvent = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('transfer'),
+    token: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    amount: IntString,
+  },
+  { additionalProperties: false },
+);
 
 /** A wallet's absolute token balance after a transaction (Solana postTokenBalances). */
-const BalanceEvent = Type.Object({
-  ...Position,
-  kind: Type.Literal('balance'),
-  token: Type.String(),
-  owner: Type.String(),
-  amount: IntString,
-}, { additionalProperties: false });
+const BalanceEvent = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('balance'),
+    token: Type.String(),
+    owner: Type.String(),
+    amount: IntString,
+  },
+  { additionalProperties: false },
+);
 
 /** Native funds sent to a wallet; keyed by chain:wallet. The first one names the wallet's funder. */
-const FundingEvent = Type.Object({
-  ...Position,
-  kind: Type.Literal('funding'),
-  token: Type.Null(),
-  from: Type.String(),
-  to: Type.String(),
-  amount: IntString,
-  fromLabel: nullable(Type.String({ description: 'e.g. cex:binance' })),
-}, { additionalProperties: false });
+const FundingEvent = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('funding'),
+    token: Type.Null(),
+    from: Type.String(),
+    to: Type.String(),
+    amount: IntString,
+    fromLabel: nullable(Type.String({ description: 'e.g. cex:binance' })),
+  },
+  { additionalProperties: false },
+);
 
 /** Labels of a wallet (kol, fomoscan, cex:<name>, pro_trader, phishing); keyed by chain:wallet. */
-const WalletLabelEvent = Type.Object({
-  ...Position,
-  kind: Type.Literal('walletLabel'),
-  token: Type.Null(),
-  wallet: Type.String(),
-  labels: Type.Array(Type.String()),
-  name: nullable(Type.String()),
-}, { additionalProperties: false });
+const WalletLabelEvent = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('walletLabel'),
+    token: Type.Null(),
+    wallet: Type.String(),
+    labels: Type.Array(Type.String()),
+    name: nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
 
 export const TokenEvent = Type.Union(
-  [TokenCreated, CurveProgress, Graduated, MetadataEvent, SecurityEvent, TransferEvent, BalanceEvent, FundingEvent, WalletLabelEvent],
+  [
+    TokenCreated,
+    CurveProgress,
+    Graduated,
+    MetadataEvent,
+    SecurityEvent,
+    TransferEvent,
+    BalanceEvent,
+    FundingEvent,
+    WalletLabelEvent,
+  ],
   { $id: 'TokenEvent' },
 );
 export type TokenEvent = Static<typeof TokenEvent>;
@@ -203,12 +248,20 @@ export const TOPICS = {
   tokens: topic('spot.tokens.v1', Token, true),
 } as const;
 
-export const ALL_TOPICS: TopicSpec[] = Object.values(TOPICS).map(({ name, partitions, compacted, retentionMs }) => ({ name, partitions, compacted, retentionMs }));
+export const ALL_TOPICS: TopicSpec[] = Object.values(TOPICS).map(({ name, partitions, compacted, retentionMs }) => ({
+  name,
+  partitions,
+  compacted,
+  retentionMs,
+}));
 
 const checkers = new Map<string, ReturnType<typeof TypeCompiler.Compile>>();
 
 /** Validates a value against its topic schema (at every log boundary); throws with the first problem. */
-export function assertTopicValue<T extends TSchema>(contract: TopicContract<T>, value: unknown): asserts value is Static<T> {
+export function assertTopicValue<T extends TSchema>(
+  contract: TopicContract<T>,
+  value: unknown,
+): asserts value is Static<T> {
   let checker = checkers.get(contract.name);
   if (!checker) {
     checker = TypeCompiler.Compile(contract.schema);
@@ -216,7 +269,9 @@ export function assertTopicValue<T extends TSchema>(contract: TopicContract<T>, 
   }
   if (!checker.Check(value)) {
     const first = checker.Errors(value).First();
-    throw new TypeError(`invalid ${contract.name} value at ${first?.path ?? '/'}: ${first?.message ?? 'schema mismatch'}`);
+    throw new TypeError(
+      `invalid ${contract.name} value at ${first?.path ?? '/'}: ${first?.message ?? 'schema mismatch'}`,
+    );
   }
 }
 

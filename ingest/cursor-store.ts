@@ -29,9 +29,13 @@ export function createCursorStore(ctx: Context, options: { path: string }): Curs
   const db = new Database(options.path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec('CREATE TABLE IF NOT EXISTS cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at INTEGER NOT NULL)');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at INTEGER NOT NULL)',
+  );
   const select = db.prepare<[string], { value: string }>('SELECT value FROM cursors WHERE source = ?');
-  const upsert = db.prepare('INSERT INTO cursors (source, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at');
+  const upsert = db.prepare(
+    'INSERT INTO cursors (source, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+  );
   ctx.logger.child({ component: 'cursor-store' }).debug({ path: options.path }, 'cursor store open');
   return {
     get<T>(source: string): T | undefined {

@@ -79,7 +79,10 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
           break;
         } catch (error) {
           ctx.metrics.inc('ingest.produce_retries');
-          logger.warn({ err: (error as Error).message, topic, messages: part.length, retryInMs: delay }, 'produce failed; retrying');
+          logger.warn(
+            { err: (error as Error).message, topic, messages: part.length, retryInMs: delay },
+            'produce failed; retrying',
+          );
           await new Promise((resolve) => setTimeout(resolve, delay));
           delay = Math.min(maxDelay, delay * 2);
         }

@@ -8,7 +8,12 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { SpotStore } from '../clickhouse/types.ts';
 import type { KeyCheck, KeyStore } from '../core/auth/keys.ts';
-import { createRateLimiter, IP_BUDGET_PER_MINUTE, KEY_BUDGET_PER_MINUTE, type RateLimiter } from '../core/auth/rate-limit.ts';
+import {
+  createRateLimiter,
+  IP_BUDGET_PER_MINUTE,
+  KEY_BUDGET_PER_MINUTE,
+  type RateLimiter,
+} from '../core/auth/rate-limit.ts';
 import type { Context } from '../core/context.ts';
 import { notFound, SpotError } from '../core/errors.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
@@ -47,8 +52,10 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
   const now = options.now ?? Date.now;
   const ownViews = options.views === undefined;
   const views = options.views ?? createHotViews(ctx, { log: options.log, store: options.store, now });
-  const keyLimiter: RateLimiter = options.limiters?.key ?? createRateLimiter({ perMinute: options.keyBudgetPerMinute ?? KEY_BUDGET_PER_MINUTE });
-  const ipLimiter: RateLimiter = options.limiters?.ip ?? createRateLimiter({ perMinute: options.ipBudgetPerMinute ?? IP_BUDGET_PER_MINUTE });
+  const keyLimiter: RateLimiter =
+    options.limiters?.key ?? createRateLimiter({ perMinute: options.keyBudgetPerMinute ?? KEY_BUDGET_PER_MINUTE });
+  const ipLimiter: RateLimiter =
+    options.limiters?.ip ?? createRateLimiter({ perMinute: options.ipBudgetPerMinute ?? IP_BUDGET_PER_MINUTE });
   const router = createRoutes({ store: options.store, views, now, bodyLimitBytes: options.bodyLimitBytes });
   const routes = router.routes();
   const dispatch = (koa: Koa.Context) => routes(koa as never, async () => {});
@@ -113,7 +120,11 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     if (isStream || !match.route) {
       const methods = [...new Set(match.path.flatMap((layer) => layer.methods))];
       const streamAllowed = isStream && (koa.method === 'GET' || koa.method === 'HEAD');
-      return routingResponse(koa, streamAllowed ? null : isStream ? ['GET', 'HEAD'] : methods.length > 0 ? methods : null, ipDecision.remaining);
+      return routingResponse(
+        koa,
+        streamAllowed ? null : isStream ? ['GET', 'HEAD'] : methods.length > 0 ? methods : null,
+        ipDecision.remaining,
+      );
     }
 
     let check: KeyCheck;

@@ -5,7 +5,8 @@ import { validationError } from '../core/errors.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-const bodyError = (message: string) => validationError([{ field: 'body', message }], 'The request body is malformed; send one JSON object and retry.');
+const bodyError = (message: string) =>
+  validationError([{ field: 'body', message }], 'The request body is malformed; send one JSON object and retry.');
 
 export async function readJsonBody(ctx: Koa.Context, limit = BODY_LIMIT_BYTES): Promise<unknown> {
   const declared = Number(ctx.get('content-length') || NaN);

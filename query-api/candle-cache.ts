@@ -39,7 +39,15 @@ interface Entry {
 }
 
 const sameCandle = (a: Candle | undefined, b: Candle | undefined) =>
-  a === b || (a !== undefined && b !== undefined && a.time === b.time && a.open === b.open && a.high === b.high && a.low === b.low && a.close === b.close && a.volume === b.volume);
+  a === b ||
+  (a !== undefined &&
+    b !== undefined &&
+    a.time === b.time &&
+    a.open === b.open &&
+    a.high === b.high &&
+    a.low === b.low &&
+    a.close === b.close &&
+    a.volume === b.volume);
 
 /** Replaces the bucket with the same time or appends a newer one, keeping the newest `limit`. */
 export function mergeOpen(candles: Candle[], open: Candle, limit: number): Candle[] {
@@ -72,7 +80,8 @@ export function createCandleCache(options: CandleCacheOptions): CandleCache {
   const inFlight = new Map<string, Promise<Entry | null>>();
   let bytes = 0;
 
-  const keyOf = (q: CandleQuery) => `${q.chain}:${q.token}|${q.timeframe}|${q.metric}|${q.denomination}|${q.from ?? ''}|${q.to ?? ''}|${q.limit}`;
+  const keyOf = (q: CandleQuery) =>
+    `${q.chain}:${q.token}|${q.timeframe}|${q.metric}|${q.denomination}|${q.from ?? ''}|${q.to ?? ''}|${q.limit}`;
 
   /** The token's candle generation and the timeframe's open bucket time, or null when the views hold no candles for it. */
   function stamp(query: CandleQuery): { generation: number; openTime: number } | null {
@@ -105,7 +114,10 @@ export function createCandleCache(options: CandleCacheOptions): CandleCache {
     if (before === null) return null;
     const open = openInWindow(views, query);
     const entry: Entry = {
-      ...before, fetchedAt, stored, bodyOpen: open,
+      ...before,
+      fetchedAt,
+      stored,
+      bodyOpen: open,
       body: render(open ? mergeOpen(stored, open, query.limit) : stored),
     };
     keep(key, entry);
@@ -136,7 +148,13 @@ export function createCandleCache(options: CandleCacheOptions): CandleCache {
       const key = keyOf(query);
       const current = stamp(query);
       let entry = entries.get(key);
-      if (entry && (current === null || entry.generation !== current.generation || entry.openTime !== current.openTime || now() - entry.fetchedAt >= ttlMs)) {
+      if (
+        entry &&
+        (current === null ||
+          entry.generation !== current.generation ||
+          entry.openTime !== current.openTime ||
+          now() - entry.fetchedAt >= ttlMs)
+      ) {
         drop(key, entry);
         entry = undefined;
       }

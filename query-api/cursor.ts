@@ -11,7 +11,13 @@ export function encodeCursor(cursor: TradeCursor): string {
 
 /** Decodes a cursor; anything this service did not issue is a VALIDATION_ERROR on `cursor`. */
 export function decodeCursor(text: string): TradeCursor {
-  const refuse = () => validationError([{ field: 'cursor', message: 'The cursor is not one this service issued; pass nextCursor from the previous page unchanged.' }]);
+  const refuse = () =>
+    validationError([
+      {
+        field: 'cursor',
+        message: 'The cursor is not one this service issued; pass nextCursor from the previous page unchanged.',
+      },
+    ]);
   if (text.length === 0 || text.length > 400 || !/^[A-Za-z0-9_-]+$/.test(text)) throw refuse();
   let value: unknown;
   try {
@@ -21,7 +27,14 @@ export function decodeCursor(text: string): TradeCursor {
   }
   if (!Array.isArray(value) || value.length !== 3) throw refuse();
   const [version, timestamp, id] = value as unknown[];
-  if (version !== VERSION || !Number.isSafeInteger(timestamp) || (timestamp as number) < 0 || typeof id !== 'string' || id.length === 0 || id.length > 200) {
+  if (
+    version !== VERSION ||
+    !Number.isSafeInteger(timestamp) ||
+    (timestamp as number) < 0 ||
+    typeof id !== 'string' ||
+    id.length === 0 ||
+    id.length > 200
+  ) {
     throw refuse();
   }
   return { timestamp: timestamp as number, id };

@@ -18,11 +18,32 @@ interface Range<T> {
   max: T | null;
 }
 
-type RangeFields<T> = { [K in keyof DiscoveryFilters]: NonNullable<DiscoveryFilters[K]> extends { min?: T | null; max?: T | null } ? K : never }[keyof DiscoveryFilters];
+type RangeFields<T> = {
+  [K in keyof DiscoveryFilters]: NonNullable<DiscoveryFilters[K]> extends { min?: T | null; max?: T | null }
+    ? K
+    : never;
+}[keyof DiscoveryFilters];
 
-const INT_RANGES = ['ageMinutes', 'buys', 'holderCount', 'sells', 'twitterReuseCount', 'txns'] as const satisfies readonly RangeFields<number>[];
-const NUMBER_RANGES = ['bondingCurvePercent', 'devHoldingPercent', 'snipersSupplyPercent', 'top10HoldersPercent'] as const satisfies readonly RangeFields<number>[];
-const DECIMAL_RANGES = ['globalFeesPaidUsd', 'liquidityUsd', 'marketCapUsd', 'volumeUsd'] as const satisfies readonly RangeFields<string>[];
+const INT_RANGES = [
+  'ageMinutes',
+  'buys',
+  'holderCount',
+  'sells',
+  'twitterReuseCount',
+  'txns',
+] as const satisfies readonly RangeFields<number>[];
+const NUMBER_RANGES = [
+  'bondingCurvePercent',
+  'devHoldingPercent',
+  'snipersSupplyPercent',
+  'top10HoldersPercent',
+] as const satisfies readonly RangeFields<number>[];
+const DECIMAL_RANGES = [
+  'globalFeesPaidUsd',
+  'liquidityUsd',
+  'marketCapUsd',
+  'volumeUsd',
+] as const satisfies readonly RangeFields<string>[];
 
 /** Adds a problem for every range whose min is above its max (field e.g. `graduated.filters.marketCapUsd`). */
 export function checkRanges(column: Column, filters: DiscoveryFilters, problems: Problems): void {
@@ -53,7 +74,8 @@ function decimalRange(range: { min?: string | null; max?: string | null } | unde
   return { min: range.min == null ? null : dec.parse(range.min), max: range.max == null ? null : dec.parse(range.max) };
 }
 
-const sameAddress = (a: string, b: string) => (isEvmAddress(a) && isEvmAddress(b) ? a.toLowerCase() === b.toLowerCase() : a === b);
+const sameAddress = (a: string, b: string) =>
+  isEvmAddress(a) && isEvmAddress(b) ? a.toLowerCase() === b.toLowerCase() : a === b;
 
 /** X handle from a handle, @handle or an x.com / twitter.com URL, lower-cased; null when none. */
 export function twitterHandle(value: string | null | undefined): string | null {
@@ -104,7 +126,12 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
   if (column === 'graduating' || column === 'graduated') {
     const minLiquidity = dec.fromInt(1000);
     const minMarketCap = dec.fromInt(5000);
-    checks.push((t) => t.holders.count >= 10 && dec.parse(t.liquidity.usd) >= minLiquidity && dec.parse(t.marketCap.usd) >= minMarketCap);
+    checks.push(
+      (t) =>
+        t.holders.count >= 10 &&
+        dec.parse(t.liquidity.usd) >= minLiquidity &&
+        dec.parse(t.marketCap.usd) >= minMarketCap,
+    );
   }
   if (column === 'graduating') {
     checks.push((t, now) => t.updatedAt >= now - GRADUATING_STALE_MINUTES * MINUTE || atCurveExemption(t));
@@ -123,10 +150,11 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
 
   const pctRange = (name: (typeof NUMBER_RANGES)[number], value: (t: Token) => number | null) => {
     const range = numberRange(f[name] ?? undefined);
-    if (range) checks.push((t) => {
-      const v = value(t);
-      return v !== null && inRange(v, range);
-    });
+    if (range)
+      checks.push((t) => {
+        const v = value(t);
+        return v !== null && inRange(v, range);
+      });
   };
   pctRange('bondingCurvePercent', curvePct);
   pctRange('devHoldingPercent', (t) => pct(t.holders.devPct));
@@ -158,9 +186,11 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
   if (f.protocols && f.protocols.length > 0) {
     const wanted = new Set(f.protocols.map((s) => s.toLowerCase()));
     const mayhem = wanted.has('mayhem_mode');
-    checks.push((t) =>
-      (t.launchpad != null && wanted.has(t.launchpad.toLowerCase())) ||
-      (mayhem && (t.annotations ?? []).some((a) => a.kind === 'mayhem_mode')));
+    checks.push(
+      (t) =>
+        (t.launchpad != null && wanted.has(t.launchpad.toLowerCase())) ||
+        (mayhem && (t.annotations ?? []).some((a) => a.kind === 'mayhem_mode')),
+    );
   }
   if (f.excludeDevAddresses && f.excludeDevAddresses.length > 0) {
     const list = f.excludeDevAddresses;
@@ -193,7 +223,13 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
     });
   }
   if (f.withAtLeastOneSocial === true) {
-    checks.push((t) => hasText(t.metadata.twitter) || hasText(t.metadata.website) || hasText(t.metadata.telegram) || hasText(t.metadata.discord));
+    checks.push(
+      (t) =>
+        hasText(t.metadata.twitter) ||
+        hasText(t.metadata.website) ||
+        hasText(t.metadata.telegram) ||
+        hasText(t.metadata.discord),
+    );
   }
 
   return (token, now) => {

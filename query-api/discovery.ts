@@ -18,7 +18,8 @@ function sortOf(entry: TokenEntry, field: SortField): SortValue {
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
-export const clampLimit = (limit: number | null | undefined) => Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT));
+export const clampLimit = (limit: number | null | undefined) =>
+  Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT));
 
 export interface DiscoveryIndex {
   /** Places a token version in its column (moving it out of the previous one). */

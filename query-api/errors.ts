@@ -5,15 +5,29 @@ import { SpotError, isRetryable } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 
 const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
 ]);
-const UNREACHABLE_TEXT = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|socket hang up|Timeout error|connect(ion)? (refused|timed out)|fetch failed/i;
+const UNREACHABLE_TEXT =
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|socket hang up|Timeout error|connect(ion)? (refused|timed out)|fetch failed/i;
 
 /** True for errors that mean the store (or another backend) cannot be reached right now. */
 export function isUnavailable(error: unknown): boolean {
   if (isRetryable(error)) return true;
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
     const message = (e as { message?: unknown }).message;
@@ -26,7 +40,10 @@ export const serviceUnavailable = () =>
   new SpotError('SERVICE_UNAVAILABLE', 'The data store is temporarily unreachable; retry with exponential backoff.');
 
 export const internalError = () =>
-  new SpotError('INTERNAL_ERROR', 'An unexpected error occurred; retry with backoff a few times, then report the X-Request-ID.');
+  new SpotError(
+    'INTERNAL_ERROR',
+    'An unexpected error occurred; retry with backoff a few times, then report the X-Request-ID.',
+  );
 
 /** Normalises any thrown value into a SpotError, logging the ones the caller did not cause. */
 export function toSpotError(error: unknown, log: Logger, requestId: string): SpotError {
@@ -42,13 +59,19 @@ export function toSpotError(error: unknown, log: Logger, requestId: string): Spo
 /** Writes the envelope (status, JSON body, Retry-After on a 429); headers already set are kept. */
 export function sendError(ctx: Koa.Context, error: SpotError): void {
   ctx.status = error.status;
-  if (error.code === 'RATE_LIMITED') ctx.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1))));
+  if (error.code === 'RATE_LIMITED')
+    ctx.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1))));
   ctx.type = 'application/json';
   ctx.body = JSON.stringify(error.toEnvelope());
 }
 
 export const rateLimited = (retryAfterSeconds: number) =>
-  new SpotError('RATE_LIMITED', `The request budget is spent; retry after ${retryAfterSeconds} s (Retry-After).`, undefined, retryAfterSeconds);
+  new SpotError(
+    'RATE_LIMITED',
+    `The request budget is spent; retry after ${retryAfterSeconds} s (Retry-After).`,
+    undefined,
+    retryAfterSeconds,
+  );
 
 export const unauthorized = (reason: 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired') => {
   const what = {

@@ -5,7 +5,7 @@
 // query string it does not need to read, metered or invalid keys, cold tokens) goes to Koa as is.
 import crypto from 'node:crypto';
 import type http from 'node:http';
-import type { KeyStore } from '../core/auth/keys.ts';
+import type { KeyCheck, KeyStore } from '../core/auth/keys.ts';
 import type { RateLimiter } from '../core/auth/rate-limit.ts';
 import { canonicalAddress, isChain } from '../core/chains.ts';
 import type { SpotError } from '../core/errors.ts';
@@ -55,7 +55,7 @@ export function createFastLane(deps: FastLaneDeps): FastLane {
     if (address === null) return false;
     const entry = views.token(chain, address);
     if (entry === undefined) return false;
-    let check;
+    let check: KeyCheck;
     try {
       check = keys.check(req.headers.authorization || undefined, now());
     } catch {

@@ -10,7 +10,15 @@ import type { SpotStore } from '../clickhouse/types.ts';
 import { CHAINS, tokenKey, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { Consumer, EventLog, LogMessage } from '../core/eventlog/types.ts';
-import { IDENTITIES, type Candle, type Denomination, type Identity, type Metric, type Timeframe, type Token } from '../core/schemas.ts';
+import {
+  IDENTITIES,
+  type Candle,
+  type Denomination,
+  type Identity,
+  type Metric,
+  type Timeframe,
+  type Token,
+} from '../core/schemas.ts';
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import { compareNewestFirst } from './cursor.ts';
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
@@ -30,7 +38,13 @@ export interface HotViews {
   tokenTrades(chain: Chain, address: string, count: number): TradeItem[] | null;
   /** The newest `count` trades of an identity feed over `chains` when memory answers exactly, else null. */
   identityTrades(identity: Identity, chains: readonly Chain[], count: number): TradeItem[] | null;
-  openCandle(chain: Chain, address: string, timeframe: Timeframe, metric: Metric, denomination: Denomination): Candle | undefined;
+  openCandle(
+    chain: Chain,
+    address: string,
+    timeframe: Timeframe,
+    metric: Metric,
+    denomination: Denomination,
+  ): Candle | undefined;
   /**
    * A number that changes when the token's stored closed buckets may have changed other than by
    * an open bucket moving on (a late trade); undefined when the views hold no candles for it.
@@ -118,7 +132,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   const tokens = new Map<string, TokenEntry>();
   const tokenRings = new Map<string, Ring>();
   const feedRings = new Map<string, Ring>();
-  for (const identity of IDENTITIES) for (const chain of CHAINS) feedRings.set(`${identity}:${chain}`, { items: [], partial: true, ready: false });
+  for (const identity of IDENTITIES)
+    for (const chain of CHAINS) feedRings.set(`${identity}:${chain}`, { items: [], partial: true, ready: false });
   const candles = new Map<string, CandleState>();
   let generations = 0;
   // Unpacked open maps of the candle states read lately (a state is replaced, never changed).
@@ -126,7 +141,9 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   const openOf = (state: CandleState): CandleUpdateMessage['open'] => {
     let open = unpacked.get(state);
     if (open) return open;
-    open = JSON.parse(zlib.inflateRawSync(Buffer.from(state.packed, 'latin1')).toString()) as CandleUpdateMessage['open'];
+    open = JSON.parse(
+      zlib.inflateRawSync(Buffer.from(state.packed, 'latin1')).toString(),
+    ) as CandleUpdateMessage['open'];
     unpacked.set(state, open);
     if (unpacked.size > UNPACKED_CANDLES) unpacked.delete(unpacked.keys().next().value as CandleState);
     return open;
@@ -169,7 +186,13 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     if (previous && previous.updatedAt > message.updatedAt) return;
     candles.delete(key);
     const packed = zlib.deflateRawSync(Buffer.from(JSON.stringify(message.open)), { level: 1 }).toString('latin1');
-    candles.set(key, { updatedAt: message.updatedAt, packed, seenAt: now(), newestOpen: newestOpenOf(message), generation: previous?.generation ?? ++generations });
+    candles.set(key, {
+      updatedAt: message.updatedAt,
+      packed,
+      seenAt: now(),
+      newestOpen: newestOpenOf(message),
+      generation: previous?.generation ?? ++generations,
+    });
   }
 
   function sweep(): void {
@@ -200,7 +223,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     }
   };
 
-  const uniqueGroup = (role: string) => `spot-query-api-${role}-${os.hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const uniqueGroup = (role: string) =>
+    `spot-query-api-${role}-${os.hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
 
   /** Fills the identity feeds from ClickHouse so the first pages are answered from memory. */
   async function seedFeeds(): Promise<void> {
@@ -209,7 +233,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         const ring = feedRings.get(`${identity}:${chain}`)!;
         try {
           const rows = await options.store.queryIdentityTrades(identity, [chain], perFeed);
-          for (const row of rows) insertTrade(ring, { timestamp: row.timestamp, id: row.id, json: tradeRowJson(row) }, perFeed);
+          for (const row of rows)
+            insertTrade(ring, { timestamp: row.timestamp, id: row.id, json: tradeRowJson(row) }, perFeed);
           ring.partial = rows.length >= perFeed;
           ring.ready = true;
         } catch (error) {
@@ -229,38 +254,54 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       await options.log.ensureTopics([TOPICS.tokens, TOPICS.candles, TOPICS.trades]);
       // Compacted topics from the beginning with a group of our own; ready once at the end as of now.
       const ends = new Map<string, Map<number, number>>();
-      for (const topic of [TOPICS.tokens.name, TOPICS.candles.name]) ends.set(topic, await options.log.endOffsets(topic));
+      for (const topic of [TOPICS.tokens.name, TOPICS.candles.name])
+        ends.set(topic, await options.log.endOffsets(topic));
       let markReady!: () => void;
       readyPromise = new Promise<void>((resolve) => (markReady = resolve));
       const pending = new Set<string>();
-      for (const [topic, offsets] of ends) for (const [partition, end] of offsets) if (end > 0) pending.add(`${topic}/${partition}`);
+      for (const [topic, offsets] of ends)
+        for (const [partition, end] of offsets) if (end > 0) pending.add(`${topic}/${partition}`);
       const caughtUp = (topic: string, partition: number, offset: number) => {
         const end = ends.get(topic)?.get(partition);
         if (end !== undefined && offset >= end - 1) pending.delete(`${topic}/${partition}`);
       };
 
-      const trades = options.log.consumer({ group: uniqueGroup('trades'), topics: [TOPICS.trades.name], start: 'latest', maxBatchSize: 2000 });
+      const trades = options.log.consumer({
+        group: uniqueGroup('trades'),
+        topics: [TOPICS.trades.name],
+        start: 'latest',
+        maxBatchSize: 2000,
+      });
       consumers.push(trades);
-      trades.run(async (batch) => {
-        for (const message of batch.messages) {
-          const value = parse(message) as PricedTradeMessage | null;
-          if (value?.trade) applyTrade(value);
-        }
-      }).catch((error) => logger.error({ err: error }, 'trades consumer stopped'));
+      trades
+        .run(async (batch) => {
+          for (const message of batch.messages) {
+            const value = parse(message) as PricedTradeMessage | null;
+            if (value?.trade) applyTrade(value);
+          }
+        })
+        .catch((error) => logger.error({ err: error }, 'trades consumer stopped'));
 
-      const compacted = options.log.consumer({ group: uniqueGroup('state'), topics: [TOPICS.tokens.name, TOPICS.candles.name], start: 'earliest', maxBatchSize: 5000 });
+      const compacted = options.log.consumer({
+        group: uniqueGroup('state'),
+        topics: [TOPICS.tokens.name, TOPICS.candles.name],
+        start: 'earliest',
+        maxBatchSize: 5000,
+      });
       consumers.push(compacted);
-      compacted.run(async (batch) => {
-        for (const message of batch.messages) {
-          const value = parse(message);
-          if (value === null || typeof value !== 'object') continue;
-          if (batch.topic === TOPICS.tokens.name) applyToken(value as Token);
-          else applyCandles(value as CandleUpdateMessage);
-        }
-        const last = batch.messages[batch.messages.length - 1];
-        if (last) caughtUp(batch.topic, batch.partition, last.offset);
-        if (pending.size === 0) markReady();
-      }).catch((error) => logger.error({ err: error }, 'tokens/candles consumer stopped'));
+      compacted
+        .run(async (batch) => {
+          for (const message of batch.messages) {
+            const value = parse(message);
+            if (value === null || typeof value !== 'object') continue;
+            if (batch.topic === TOPICS.tokens.name) applyToken(value as Token);
+            else applyCandles(value as CandleUpdateMessage);
+          }
+          const last = batch.messages[batch.messages.length - 1];
+          if (last) caughtUp(batch.topic, batch.partition, last.offset);
+          if (pending.size === 0) markReady();
+        })
+        .catch((error) => logger.error({ err: error }, 'tokens/candles consumer stopped'));
       if (pending.size === 0) markReady();
 
       sweepTimer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
@@ -272,7 +313,9 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
     async stop() {
       if (sweepTimer) clearInterval(sweepTimer);
-      await Promise.all(consumers.splice(0).map((c) => c.stop().catch((error) => logger.warn({ err: error }, 'consumer stop failed'))));
+      await Promise.all(
+        consumers.splice(0).map((c) => c.stop().catch((error) => logger.warn({ err: error }, 'consumer stop failed'))),
+      );
     },
 
     ready: () => readyPromise,
@@ -297,10 +340,13 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       const rings: Ring[] = [];
       for (const chain of chains) {
         const ring = feedRings.get(`${identity}:${chain}`);
-        if (!ring || !ring.ready) return null;
+        if (!ring?.ready) return null;
         rings.push(ring);
       }
-      const merged = rings.flatMap((ring) => newest(ring, count)).sort(compareNewestFirst).slice(0, count);
+      const merged = rings
+        .flatMap((ring) => newest(ring, count))
+        .sort(compareNewestFirst)
+        .slice(0, count);
       // A ring that may lack older trades must still hold everything down to the page's last trade.
       const last = merged[merged.length - 1];
       for (const ring of rings) {

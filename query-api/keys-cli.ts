@@ -31,14 +31,26 @@ export function parseDuration(text: string): number | null {
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
 
 function describe(record: ApiKeyRecord, now: number): string {
-  const status = record.revokedAt !== null ? 'revoked' : record.expiresAt !== null && now >= record.expiresAt ? 'expired' : 'active';
+  const status =
+    record.revokedAt !== null ? 'revoked' : record.expiresAt !== null && now >= record.expiresAt ? 'expired' : 'active';
   const credits = record.metered ? (record.credits === null ? 'unlimited' : String(record.credits)) : '-';
-  return [record.id, status, record.label ?? '-', iso(record.createdAt), iso(record.expiresAt), record.metered ? 'metered' : 'standard', credits].join('\t');
+  return [
+    record.id,
+    status,
+    record.label ?? '-',
+    iso(record.createdAt),
+    iso(record.expiresAt),
+    record.metered ? 'metered' : 'standard',
+    credits,
+  ].join('\t');
 }
 
 class UsageError extends Error {}
 
-function parseCreate(args: string[], now: number): { label?: string; expiresAt: number | null; metered: boolean; credits: number | null } {
+function parseCreate(
+  args: string[],
+  now: number,
+): { label?: string; expiresAt: number | null; metered: boolean; credits: number | null } {
   let label: string | undefined;
   let expiresAt: number | null = null;
   let metered = false;
@@ -76,7 +88,8 @@ function parseCreate(args: string[], now: number): { label?: string; expiresAt: 
         break;
       case '--credits': {
         const raw = value();
-        if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`--credits must be a non-negative integer, got "${raw}"`);
+        if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+          throw new UsageError(`--credits must be a non-negative integer, got "${raw}"`);
         credits = Number(raw);
         break;
       }
@@ -90,7 +103,12 @@ function parseCreate(args: string[], now: number): { label?: string; expiresAt: 
 }
 
 /** Runs one `spot keys` subcommand; returns the exit code. */
-export async function keysCommand(ctx: Context, argv: string[], out: Output = process.stdout, errors: Output = process.stderr): Promise<number> {
+export async function keysCommand(
+  ctx: Context,
+  argv: string[],
+  out: Output = process.stdout,
+  errors: Output = process.stderr,
+): Promise<number> {
   const [sub, ...args] = argv;
   const err = (text: string) => errors.write(text);
   if (sub !== 'create' && sub !== 'list' && sub !== 'revoke') {
@@ -115,7 +133,9 @@ export async function keysCommand(ctx: Context, argv: string[], out: Output = pr
     if (sub === 'create') {
       const { key, record } = store.create(options);
       out.write(`${key}\n`);
-      err(`created key ${record.id}${record.expiresAt !== null ? `, expires ${iso(record.expiresAt)}` : ''}; store it now, it is not shown again\n`);
+      err(
+        `created key ${record.id}${record.expiresAt !== null ? `, expires ${iso(record.expiresAt)}` : ''}; store it now, it is not shown again\n`,
+      );
       return 0;
     }
     if (sub === 'list') {

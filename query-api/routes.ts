@@ -6,8 +6,15 @@ import type { SpotStore, TradeCursor } from '../clickhouse/types.ts';
 import { CHAINS, canonicalAddress, isChain, type Chain } from '../core/chains.ts';
 import { notFound, unsupportedChain } from '../core/errors.ts';
 import {
-  COLUMNS, ColumnConfig, DENOMINATIONS, DiscoveryRequest, IDENTITIES, METRICS, TIMEFRAMES,
-  type Column, type Identity,
+  COLUMNS,
+  ColumnConfig,
+  DENOMINATIONS,
+  DiscoveryRequest,
+  IDENTITIES,
+  METRICS,
+  TIMEFRAMES,
+  type Column,
+  type Identity,
 } from '../core/schemas.ts';
 import { readJsonBody } from './body.ts';
 import { createCandleCache } from './candle-cache.ts';
@@ -61,14 +68,16 @@ function tokenPath(params: Record<string, string>, problems: Problems): { chain:
   return { chain, address: address ?? raw };
 }
 
-
 function cursorParam(query: Query, problems: Problems): TradeCursor | undefined {
   const raw = single(query, 'cursor', problems);
   if (raw === undefined) return undefined;
   try {
     return decodeCursor(raw);
-  } catch (error) {
-    problems.add('cursor', 'The cursor is not one this service issued; pass nextCursor from the previous page unchanged.');
+  } catch (_error) {
+    problems.add(
+      'cursor',
+      'The cursor is not one this service issued; pass nextCursor from the previous page unchanged.',
+    );
     return undefined;
   }
 }
@@ -125,7 +134,16 @@ export function createRoutes(deps: RouteDeps): Router {
     const limit = countBack ?? (from !== undefined ? CANDLE_CAP : DEFAULT_CANDLES);
     ctx.status = 200;
     ctx.type = 'application/json';
-    ctx.body = await candleCache.body({ chain, token: address, timeframe, metric, denomination, from: windowFrom, to, limit });
+    ctx.body = await candleCache.body({
+      chain,
+      token: address,
+      timeframe,
+      metric,
+      denomination,
+      from: windowFrom,
+      to,
+      limit,
+    });
   });
 
   router.get('tokenTrades', '/v1/tokens/:chain/:address/trades', async (ctx) => {
@@ -150,7 +168,8 @@ export function createRoutes(deps: RouteDeps): Router {
     const identityRaw = single(query, 'identity', problems);
     let identity: Identity | undefined;
     if (identityRaw === undefined) {
-      if (!problems.list.some((p) => p.field === 'identity')) problems.add('identity', `"identity" is required: one of ${IDENTITIES.join(', ')}.`);
+      if (!problems.list.some((p) => p.field === 'identity'))
+        problems.add('identity', `"identity" is required: one of ${IDENTITIES.join(', ')}.`);
     } else if (!(IDENTITIES as readonly string[]).includes(identityRaw)) {
       problems.add('identity', `"identity" must be one of ${IDENTITIES.join(', ')}, got "${identityRaw}".`);
     } else {
@@ -182,9 +201,14 @@ export function createRoutes(deps: RouteDeps): Router {
         const config = request[column];
         if (config === undefined || config === null) continue;
         columns[column] = config;
-        if (checkSchema(ColumnConfig, config, new Problems()) && config.filters) checkRanges(column, config.filters, problems);
+        if (checkSchema(ColumnConfig, config, new Problems()) && config.filters)
+          checkRanges(column, config.filters, problems);
       }
-      if (Object.keys(columns).length === 0) problems.add('body', 'No column is requested; send at least one of newPairs, graduating, graduated (use {} for its defaults).');
+      if (Object.keys(columns).length === 0)
+        problems.add(
+          'body',
+          'No column is requested; send at least one of newPairs, graduating, graduated (use {} for its defaults).',
+        );
     }
     problems.throwIfAny();
     const chains = [...new Set(request.chains)];
@@ -195,12 +219,14 @@ export function createRoutes(deps: RouteDeps): Router {
   return router;
 }
 
-
 /** `chains` of /v1/trades: absent = every chain; empty entries are skipped; a list naming nothing is refused. */
 function chainsParam(query: Query, problems: Problems): { chains: Chain[]; unsupported?: string } {
   if (query.chains === undefined) return { chains: [...CHAINS] };
   const raw = single(query, 'chains', problems) ?? '';
-  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (names.length === 0) {
     problems.add('chains', '"chains" names no chain; omit it for every chain or list slugs separated by commas.');
     return { chains: [] };

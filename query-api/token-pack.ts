@@ -26,9 +26,16 @@ export interface TokenPacker {
 
 /** A JSON value shaped like the schema, strings as "0": the keys and punctuation a token repeats. */
 function skeleton(schema: TSchema): unknown {
-  const s = schema as TSchema & { type?: string; properties?: Record<string, TSchema>; anyOf?: TSchema[]; items?: TSchema; patternProperties?: Record<string, TSchema> };
+  const s = schema as TSchema & {
+    type?: string;
+    properties?: Record<string, TSchema>;
+    anyOf?: TSchema[];
+    items?: TSchema;
+    patternProperties?: Record<string, TSchema>;
+  };
   if (s.anyOf) return skeleton(s.anyOf.find((x) => (x as { type?: string }).type !== 'null') ?? s.anyOf[0]!);
-  if (s.type === 'object' && s.properties) return Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, skeleton(v)]));
+  if (s.type === 'object' && s.properties)
+    return Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, skeleton(v)]));
   if (s.type === 'array') return [];
   if (s.type === 'integer' || s.type === 'number') return 0;
   if (s.type === 'boolean') return false;
@@ -40,7 +47,8 @@ const STATS_WINDOWS = ['5m', '30m', '1h', '6h', '24h'];
 const DICTIONARY = (() => {
   const shape = skeleton(TokenSchema) as Record<string, unknown>;
   // `stats` is a record keyed by window: spell the windows out.
-  const window = (shape.stats as Record<string, unknown> | undefined)?.['5m'] ?? Object.values((shape.stats as object) ?? {})[0];
+  const window =
+    (shape.stats as Record<string, unknown> | undefined)?.['5m'] ?? Object.values((shape.stats as object) ?? {})[0];
   if (window !== undefined) shape.stats = Object.fromEntries(STATS_WINDOWS.map((w) => [w, window]));
   return Buffer.from(JSON.stringify(shape));
 })();
@@ -50,12 +58,25 @@ function slim(t: Token): Token {
   const day = t.stats['24h'];
   const hour = t.stats['1h'];
   return {
-    chain: t.chain, address: t.address, name: t.name, symbol: t.symbol, creator: t.creator,
-    createdAt: t.createdAt, updatedAt: t.updatedAt,
-    launchpad: t.launchpad, anchorSymbol: t.anchorSymbol, bondingCurvePct: t.bondingCurvePct, graduatedAt: t.graduatedAt,
+    chain: t.chain,
+    address: t.address,
+    name: t.name,
+    symbol: t.symbol,
+    creator: t.creator,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    launchpad: t.launchpad,
+    anchorSymbol: t.anchorSymbol,
+    bondingCurvePct: t.bondingCurvePct,
+    graduatedAt: t.graduatedAt,
     annotations: t.annotations?.some((a) => a.kind === 'mayhem_mode') ? [{ kind: 'mayhem_mode' }] : [],
     devFunding: { funder: t.devFunding.funder },
-    holders: { count: t.holders.count, devPct: t.holders.devPct, sniperPct: t.holders.sniperPct, top10Pct: t.holders.top10Pct },
+    holders: {
+      count: t.holders.count,
+      devPct: t.holders.devPct,
+      sniperPct: t.holders.sniperPct,
+      top10Pct: t.holders.top10Pct,
+    },
     liquidity: { usd: t.liquidity.usd },
     marketCap: { usd: t.marketCap.usd },
     stats: {
@@ -63,7 +84,12 @@ function slim(t: Token): Token {
       '1h': { volume: { usd: hour.volume.usd } },
     },
     totals: { fees: { dex: { usd: t.totals.fees.dex.usd }, platform: { usd: t.totals.fees.platform.usd } } },
-    metadata: { twitter: t.metadata.twitter, website: t.metadata.website, telegram: t.metadata.telegram, discord: t.metadata.discord },
+    metadata: {
+      twitter: t.metadata.twitter,
+      website: t.metadata.website,
+      telegram: t.metadata.telegram,
+      discord: t.metadata.discord,
+    },
   } as unknown as Token;
 }
 

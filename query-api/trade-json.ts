@@ -14,7 +14,10 @@ const ID_START = '{"id":"'.length;
 
 /** A trade item that holds only its JSON: the id is read back from it (ids never need escaping). */
 class HeldTrade implements TradeItem {
-  constructor(readonly timestamp: number, readonly json: string) {}
+  constructor(
+    readonly timestamp: number,
+    readonly json: string,
+  ) {}
   get id(): string {
     return this.json.slice(ID_START, this.json.indexOf('"', ID_START));
   }

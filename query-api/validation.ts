@@ -47,7 +47,12 @@ const INTEGER = /^-?\d+$/;
  * digits is an integer: a value too large to hold exactly comes back approximate (at most
  * Infinity) and is refused by `bounds` or clamped by the caller, never called "not an integer".
  */
-export function integerParam(query: Query, name: string, problems: Problems, bounds: { min?: number; max?: number } = {}): number | undefined {
+export function integerParam(
+  query: Query,
+  name: string,
+  problems: Problems,
+  bounds: { min?: number; max?: number } = {},
+): number | undefined {
   const raw = single(query, name, problems);
   if (raw === undefined) return undefined;
   if (!INTEGER.test(raw)) {
@@ -56,7 +61,12 @@ export function integerParam(query: Query, name: string, problems: Problems, bou
   }
   const value = Number(raw);
   if ((bounds.min !== undefined && value < bounds.min) || (bounds.max !== undefined && value > bounds.max)) {
-    const range = bounds.max === undefined ? `at least ${bounds.min}` : bounds.min === undefined ? `at most ${bounds.max}` : `between ${bounds.min} and ${bounds.max}`;
+    const range =
+      bounds.max === undefined
+        ? `at least ${bounds.min}`
+        : bounds.min === undefined
+          ? `at most ${bounds.max}`
+          : `between ${bounds.min} and ${bounds.max}`;
     problems.add(name, `"${name}" must be ${range}, got ${raw.length > 24 ? `${raw.slice(0, 24)}…` : raw}.`);
     return undefined;
   }
@@ -64,7 +74,13 @@ export function integerParam(query: Query, name: string, problems: Problems, bou
 }
 
 /** Enum query parameter with a default. */
-export function enumParam<T extends string>(query: Query, name: string, allowed: readonly T[], fallback: T, problems: Problems): T {
+export function enumParam<T extends string>(
+  query: Query,
+  name: string,
+  allowed: readonly T[],
+  fallback: T,
+  problems: Problems,
+): T {
   const raw = single(query, name, problems);
   if (raw === undefined) return fallback;
   if (!(allowed as readonly string[]).includes(raw)) {
@@ -120,7 +136,12 @@ function literalsOf(errors: SchemaError[]): string[] {
  */
 function leaves(error: SchemaError, out: { path: string; message: string }[]): void {
   if (error.errors.length === 0) {
-    out.push({ path: error.path, message: error.message.startsWith('Unexpected property') ? 'This field is not part of the request; remove it' : error.message });
+    out.push({
+      path: error.path,
+      message: error.message.startsWith('Unexpected property')
+        ? 'This field is not part of the request; remove it'
+        : error.message,
+    });
     return;
   }
   const branches = error.errors.map((it) => [...it]).filter((b) => !(b.length === 1 && isNullSchema(b[0]!.schema)));
@@ -129,7 +150,10 @@ function leaves(error: SchemaError, out: { path: string; message: string }[]): v
     return;
   }
   const literals = literalsOf(branches.flat());
-  out.push({ path: error.path, message: literals.length > 0 ? `Expected one of ${literals.join(', ')}` : 'Expected a value of another type' });
+  out.push({
+    path: error.path,
+    message: literals.length > 0 ? `Expected one of ${literals.join(', ')}` : 'Expected a value of another type',
+  });
 }
 
 /** Checks `value` against a schema; adds one problem per offending field. */

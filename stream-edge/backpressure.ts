@@ -77,7 +77,10 @@ class SocketOutbox implements Outbox {
   private listed = false;
   private readonly write: () => void;
 
-  constructor(private readonly socket: FrameSocket, private readonly options: OutboxOptions) {
+  constructor(
+    private readonly socket: FrameSocket,
+    private readonly options: OutboxOptions,
+  ) {
     this.write = () => this.writeQueued();
   }
 
@@ -147,9 +150,10 @@ class SocketOutbox implements Outbox {
     let head = this.head;
     while (head < queue.length) {
       const prefix = queue[head] as Uint8Array | null;
-      const status = prefix === null
-        ? this.socket.send(queue[head + 2] as string)
-        : this.socket.send(assembler.assemble(prefix, queue[head + 1] as number, queue[head + 2] as Uint8Array));
+      const status =
+        prefix === null
+          ? this.socket.send(queue[head + 2] as string)
+          : this.socket.send(assembler.assemble(prefix, queue[head + 1] as number, queue[head + 2] as Uint8Array));
       if (status === SEND_DROPPED) break; // not taken: keep it, retry on drain
       if (this.closed) return; // the send closed the socket (its close handler dropped the queue)
       queue[head] = null;

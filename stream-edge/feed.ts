@@ -20,7 +20,9 @@ export function createLogFeed(ctx: Context, deps: { log: EventLog; router: Route
 
   return {
     async start() {
-      await deps.log.ensureTopics(topics.map(({ name, partitions, compacted, retentionMs }) => ({ name, partitions, compacted, retentionMs })));
+      await deps.log.ensureTopics(
+        topics.map(({ name, partitions, compacted, retentionMs }) => ({ name, partitions, compacted, retentionMs })),
+      );
       // End offsets taken before the consumer runs: anything produced after start() resolves is routed.
       const ends = await Promise.all(topics.map(async (t) => [t.name, await deps.log.endOffsets(t.name)] as const));
       consumer = deps.log.consumer({

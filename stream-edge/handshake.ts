@@ -39,9 +39,18 @@ export function respond(res: HttpResponse, status: number, headers: Record<strin
 }
 
 export function respondError(
-  res: HttpResponse, status: number, code: ErrorCode, message: string, headers: Record<string, string>,
+  res: HttpResponse,
+  status: number,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string>,
 ): void {
-  respond(res, status, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify({ error: { code, message } }));
+  respond(
+    res,
+    status,
+    { ...headers, 'Content-Type': 'application/json' },
+    JSON.stringify({ error: { code, message } }),
+  );
 }
 
 export type HandshakeDecision =
@@ -63,20 +72,45 @@ export interface HandshakeDeps {
 export function decideHandshake(deps: HandshakeDeps, authorization: string, ip: string): HandshakeDecision {
   const byIp = deps.limiters.ip.take(ip);
   if (!byIp.allowed) {
-    return { ok: false, status: 429, code: 'RATE_LIMITED', message: 'Too many requests from this address; retry after the Retry-After seconds.', remaining: 0, retryAfter: byIp.retryAfterSeconds };
+    return {
+      ok: false,
+      status: 429,
+      code: 'RATE_LIMITED',
+      message: 'Too many requests from this address; retry after the Retry-After seconds.',
+      remaining: 0,
+      retryAfter: byIp.retryAfterSeconds,
+    };
   }
   const key = deps.check(authorization === '' ? undefined : authorization);
   if (!key.ok) {
-    const what = key.reason === 'missing' ? 'is missing' : key.reason === 'malformed' ? 'is malformed' : `is ${key.reason}`;
-    return { ok: false, status: 401, code: 'UNAUTHORIZED', message: `The API key ${what}; send Authorization: Bearer <API_KEY> with a valid key.`, remaining: byIp.remaining };
+    const what =
+      key.reason === 'missing' ? 'is missing' : key.reason === 'malformed' ? 'is malformed' : `is ${key.reason}`;
+    return {
+      ok: false,
+      status: 401,
+      code: 'UNAUTHORIZED',
+      message: `The API key ${what}; send Authorization: Bearer <API_KEY> with a valid key.`,
+      remaining: byIp.remaining,
+    };
   }
   const byKey = deps.limiters.key.take(key.record.id);
   if (!byKey.allowed) {
-    return { ok: false, status: 429, code: 'RATE_LIMITED', message: 'The key spent its request budget; retry after the Retry-After seconds.', remaining: 0, retryAfter: byKey.retryAfterSeconds };
+    return {
+      ok: false,
+      status: 429,
+      code: 'RATE_LIMITED',
+      message: 'The key spent its request budget; retry after the Retry-After seconds.',
+      remaining: 0,
+      retryAfter: byKey.retryAfterSeconds,
+    };
   }
   if (deps.openConnections(key.record.id) >= deps.maxConnectionsPerKey) {
     return {
-      ok: false, status: 429, code: 'RATE_LIMITED', remaining: byKey.remaining, retryAfter: CONNECTION_LIMIT_RETRY_SECONDS,
+      ok: false,
+      status: 429,
+      code: 'RATE_LIMITED',
+      remaining: byKey.remaining,
+      retryAfter: CONNECTION_LIMIT_RETRY_SECONDS,
       message: `The key holds ${deps.maxConnectionsPerKey} open stream connections, the limit; close one or retry after the Retry-After seconds.`,
     };
   }
@@ -85,7 +119,11 @@ export function decideHandshake(deps: HandshakeDeps, authorization: string, ip: 
 
 /** `Upgrade: websocket` (a token list, any case; RFC 6455 4.2.1). */
 export function isWebSocketUpgrade(req: HttpRequest): boolean {
-  return req.getHeader('upgrade').toLowerCase().split(',').some((token) => token.trim() === 'websocket');
+  return req
+    .getHeader('upgrade')
+    .toLowerCase()
+    .split(',')
+    .some((token) => token.trim() === 'websocket');
 }
 
 /** The only WebSocket version served (RFC 6455); another one is answered 426 naming it. */
@@ -105,7 +143,13 @@ export function answerPlainRequest(res: HttpResponse, req: HttpRequest, limiters
     headers['X-RateLimit-Remaining'] = String(byIp.remaining);
     if (!byIp.allowed) {
       headers['Retry-After'] = String(byIp.retryAfterSeconds);
-      return respondError(res, 429, 'RATE_LIMITED', 'Too many requests from this address; retry after the Retry-After seconds.', headers);
+      return respondError(
+        res,
+        429,
+        'RATE_LIMITED',
+        'Too many requests from this address; retry after the Retry-After seconds.',
+        headers,
+      );
     }
   }
   if (url === STREAM_PATH) {
@@ -113,14 +157,29 @@ export function answerPlainRequest(res: HttpResponse, req: HttpRequest, limiters
     // uWS hands an upgrade only when Sec-WebSocket-Key is present; one without it lands here.
     if (isWebSocketUpgrade(req) && req.getHeader('sec-websocket-key') === '') {
       return respond(
-        res, 400, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' },
+        res,
+        400,
+        { ...headers, 'Content-Type': 'text/plain; charset=utf-8' },
         'Bad Request: the upgrade has no Sec-WebSocket-Key; connect with a WebSocket client.\n',
       );
     }
     return respond(
-      res, 426, { ...headers, Upgrade: 'websocket', 'Sec-WebSocket-Version': WEBSOCKET_VERSION, 'Content-Type': 'text/plain; charset=utf-8' },
+      res,
+      426,
+      {
+        ...headers,
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': WEBSOCKET_VERSION,
+        'Content-Type': 'text/plain; charset=utf-8',
+      },
       'Upgrade Required: /v1/stream is a WebSocket endpoint; connect with a WebSocket client and Authorization: Bearer <API_KEY>.\n',
     );
   }
-  respondError(res, 404, 'NOT_FOUND', `Nothing at ${url} on the stream port; connect a WebSocket to ${STREAM_PATH}.`, headers);
+  respondError(
+    res,
+    404,
+    'NOT_FOUND',
+    `Nothing at ${url} on the stream port; connect a WebSocket to ${STREAM_PATH}.`,
+    headers,
+  );
 }

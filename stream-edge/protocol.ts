@@ -2,8 +2,18 @@
 // frames, and the text of ack and error frames. Update frames are assembled by update-frames.ts.
 import { canonicalAddress, isChain, type Chain } from '../core/chains.ts';
 import {
-  DENOMINATIONS, IDENTITIES, METRICS, STREAM_CHANNELS, TIMEFRAMES,
-  type Denomination, type ErrorCode, type Identity, type Metric, type StreamChannel, type Timeframe, type ValidationDetail,
+  DENOMINATIONS,
+  IDENTITIES,
+  METRICS,
+  STREAM_CHANNELS,
+  TIMEFRAMES,
+  type Denomination,
+  type ErrorCode,
+  type Identity,
+  type Metric,
+  type StreamChannel,
+  type Timeframe,
+  type ValidationDetail,
 } from '../core/schemas.ts';
 import type { ErrorDetails } from '../core/errors.ts';
 
@@ -51,8 +61,13 @@ const VALIDATION_MESSAGE = 'The frame was refused; fix the fields listed in deta
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const validation = (details: ValidationDetail[], id: string | null, message = VALIDATION_MESSAGE): FrameError =>
-  ({ kind: 'error', code: 'VALIDATION_ERROR', message, details, id });
+const validation = (details: ValidationDetail[], id: string | null, message = VALIDATION_MESSAGE): FrameError => ({
+  kind: 'error',
+  code: 'VALIDATION_ERROR',
+  message,
+  details,
+  id,
+});
 
 const unsupported = (chain: string, id: string | null): FrameError => ({
   kind: 'error',
@@ -68,10 +83,18 @@ export function parseClientFrame(text: string): ClientFrame {
   try {
     value = JSON.parse(text);
   } catch {
-    return validation([{ field: 'body', message: 'The frame is not valid JSON.' }], null, 'The frame is not valid JSON; send one JSON object per frame.');
+    return validation(
+      [{ field: 'body', message: 'The frame is not valid JSON.' }],
+      null,
+      'The frame is not valid JSON; send one JSON object per frame.',
+    );
   }
   if (!isObject(value)) {
-    return validation([{ field: 'body', message: 'The frame must be a JSON object.' }], null, 'The frame is not a JSON object; send one JSON object per frame.');
+    return validation(
+      [{ field: 'body', message: 'The frame must be a JSON object.' }],
+      null,
+      'The frame is not a JSON object; send one JSON object per frame.',
+    );
   }
   const rawId = value.id;
   const id = typeof rawId === 'string' ? rawId : null;
@@ -89,7 +112,10 @@ function parseObjectFrame(value: Record<string, unknown>, id: string | null): Cl
   if (value.action === 'subscribe') return parseSubscribe(value, id);
   if (value.action === 'unsubscribe') {
     if (typeof value.subscriptionId !== 'string' || value.subscriptionId === '') {
-      return validation([{ field: 'subscriptionId', message: 'subscriptionId must be the string an ack returned.' }], id);
+      return validation(
+        [{ field: 'subscriptionId', message: 'subscriptionId must be the string an ack returned.' }],
+        id,
+      );
     }
     return { kind: 'unsubscribe', id, subscriptionId: value.subscriptionId };
   }
@@ -104,11 +130,16 @@ function parseObjectFrame(value: Record<string, unknown>, id: string | null): Cl
 function parseSubscribe(frame: Record<string, unknown>, id: string | null): ClientFrame {
   const channel = frame.channel;
   const filters = frame.filters ?? {};
-  const filtersProblem: ValidationDetail[] = isObject(filters) ? [] : [{ field: 'filters', message: 'filters must be a JSON object.' }];
+  const filtersProblem: ValidationDetail[] = isObject(filters)
+    ? []
+    : [{ field: 'filters', message: 'filters must be a JSON object.' }];
   if (typeof channel !== 'string' || !(STREAM_CHANNELS as readonly string[]).includes(channel)) {
     const shown = typeof channel === 'string' ? `"${channel}"` : 'missing';
     return validation(
-      [{ field: 'channel', message: `Unknown channel (${shown}); use one of ${STREAM_CHANNELS.join(', ')}.` }, ...filtersProblem],
+      [
+        { field: 'channel', message: `Unknown channel (${shown}); use one of ${STREAM_CHANNELS.join(', ')}.` },
+        ...filtersProblem,
+      ],
       id,
       'The channel is unknown; subscribe to spot.trades, spot.candles or spot.tokens.',
     );
@@ -121,7 +152,10 @@ function parseSubscribe(frame: Record<string, unknown>, id: string | null): Clie
 
 type FilterProblem = Omit<FrameError, 'kind' | 'id'>;
 
-export function parseFilters(channel: StreamChannel, filters: Record<string, unknown>): SubscriptionSpec | FilterProblem {
+export function parseFilters(
+  channel: StreamChannel,
+  filters: Record<string, unknown>,
+): SubscriptionSpec | FilterProblem {
   switch (channel) {
     case 'spot.trades':
       return parseTradesFilters(filters);
@@ -138,7 +172,8 @@ const TOKENS_FIELDS = ['chain', 'addresses'];
 
 function unknownFields(filters: Record<string, unknown>, allowed: string[], details: ValidationDetail[]): void {
   for (const name of Object.keys(filters)) {
-    if (!allowed.includes(name)) details.push({ field: name, message: `Unknown filter; this channel takes ${allowed.join(', ')}.` });
+    if (!allowed.includes(name))
+      details.push({ field: name, message: `Unknown filter; this channel takes ${allowed.join(', ')}.` });
   }
 }
 
@@ -160,7 +195,13 @@ function requiredChain(value: unknown, details: ValidationDetail[]): Chain | nul
   return isChain(value) ? value : null;
 }
 
-function address(field: string, value: unknown, chain: Chain | null, details: ValidationDetail[], required = true): string | null {
+function address(
+  field: string,
+  value: unknown,
+  chain: Chain | null,
+  details: ValidationDetail[],
+  required = true,
+): string | null {
   if (value === undefined || value === null || value === '') {
     if (required) details.push({ field, message: `${field} is required.` });
     return null;
@@ -175,7 +216,13 @@ function address(field: string, value: unknown, chain: Chain | null, details: Va
   return canonical;
 }
 
-function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T, details: ValidationDetail[]): T {
+function oneOf<T extends string>(
+  field: string,
+  value: unknown,
+  allowed: readonly T[],
+  fallback: T,
+  details: ValidationDetail[],
+): T {
   if (value === undefined) return fallback;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   details.push({ field, message: `Unknown ${field}; use one of ${allowed.join(', ')}.` });
@@ -191,16 +238,32 @@ function parseTradesFilters(filters: Record<string, unknown>): TradesSpec | Filt
   if (filters.identity !== undefined) {
     const identity = oneOf('identity', filters.identity, IDENTITIES, IDENTITIES[0], details);
     for (const other of ['chain', 'token', 'wallet'] as const) {
-      if (filters[other] !== undefined) details.push({ field: other, message: `${other} does not combine with identity; use chains to narrow an identity feed.` });
+      if (filters[other] !== undefined)
+        details.push({
+          field: other,
+          message: `${other} does not combine with identity; use chains to narrow an identity feed.`,
+        });
     }
     let chains: Chain[] | null = null;
     if (filters.chains !== undefined) {
       const raw = filters.chains;
-      const list = typeof raw === 'string' ? raw.split(',').map((c) => c.trim()).filter(Boolean) : raw;
+      const list =
+        typeof raw === 'string'
+          ? raw
+              .split(',')
+              .map((c) => c.trim())
+              .filter(Boolean)
+          : raw;
       if (!Array.isArray(list) || list.some((c) => typeof c !== 'string')) {
-        details.push({ field: 'chains', message: 'chains must be a list of chain slugs (or a comma-separated string).' });
+        details.push({
+          field: 'chains',
+          message: 'chains must be a list of chain slugs (or a comma-separated string).',
+        });
       } else if (list.length === 0) {
-        details.push({ field: 'chains', message: 'chains names no chain; name at least one or leave chains out for every chain.' });
+        details.push({
+          field: 'chains',
+          message: 'chains names no chain; name at least one or leave chains out for every chain.',
+        });
       } else {
         const unknown = (list as string[]).find((c) => !isChain(c));
         if (unknown !== undefined) return unsupported(unknown, null);
@@ -211,7 +274,8 @@ function parseTradesFilters(filters: Record<string, unknown>): TradesSpec | Filt
     return { channel: 'spot.trades', by: 'identity', identity, chains };
   }
 
-  if (filters.chains !== undefined) details.push({ field: 'chains', message: 'chains applies only to identity subscriptions.' });
+  if (filters.chains !== undefined)
+    details.push({ field: 'chains', message: 'chains applies only to identity subscriptions.' });
   const chain = requiredChain(filters.chain, details);
   const hasToken = filters.token !== undefined;
   const hasWallet = filters.wallet !== undefined;
@@ -257,14 +321,18 @@ function parseTokensFilters(filters: Record<string, unknown>): TokensSpec | Filt
   } else if (raw.length === 0) {
     details.push({ field: 'addresses', message: 'addresses names no token; send 1 to 100 addresses.' });
   } else if (raw.length > MAX_TOKEN_ADDRESSES) {
-    details.push({ field: 'addresses', message: `addresses holds ${raw.length} entries; at most ${MAX_TOKEN_ADDRESSES} per subscription, so split them over several subscriptions.` });
+    details.push({
+      field: 'addresses',
+      message: `addresses holds ${raw.length} entries; at most ${MAX_TOKEN_ADDRESSES} per subscription, so split them over several subscriptions.`,
+    });
   } else {
     raw.forEach((entry, index) => {
       if (typeof entry !== 'string') {
         details.push({ field: 'addresses', message: `addresses[${index}] must be an address string.` });
       } else if (chain !== null) {
         const canonical = canonicalAddress(chain, entry);
-        if (canonical === null) details.push({ field: 'addresses', message: `addresses[${index}] is not a ${chain} address.` });
+        if (canonical === null)
+          details.push({ field: 'addresses', message: `addresses[${index}] is not a ${chain} address.` });
         else addresses.add(canonical);
       }
     });

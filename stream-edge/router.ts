@@ -65,14 +65,14 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
     const trade = message.trade;
     const chain = trade.chain as Chain;
     const tokenSubs = index.tradesByToken(`${chain}:${normalizeAddress(chain, trade.token)}`);
-    if (tokenSubs && tokenSubs.size) {
+    if (tokenSubs?.size) {
       const { flags: _flags, platforms: _platforms, ...byToken } = trade;
       deliverAll(tokenSubs, JSON.stringify(byToken), counters);
     }
     let full: string | null = null;
     const fullTrade = (t: Trade) => (full ??= JSON.stringify(t));
     const walletSubs = index.tradesByWallet(`${chain}:${normalizeAddress(chain, trade.trader)}`);
-    if (walletSubs && walletSubs.size) {
+    if (walletSubs?.size) {
       deliverAll(walletSubs, fullTrade(trade), counters);
     }
     for (const identity of new Set(message.identities)) {
@@ -97,7 +97,7 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
   const routeToken = (token: Token, text: string | null) => {
     const chain = token.chain as Chain;
     const subs = index.tokens(`${chain}:${normalizeAddress(chain, token.address)}`);
-    if (!subs || !subs.size) return;
+    if (!subs?.size) return;
     deliverAll(subs, text ?? JSON.stringify(token), counters);
   };
 

@@ -4,15 +4,31 @@ import uWS from 'uWebSockets.js';
 import type { WebSocket, us_listen_socket } from 'uWebSockets.js';
 import type { Context } from '../core/context.ts';
 import type { KeyCheck } from '../core/auth/keys.ts';
-import { IP_BUDGET_PER_MINUTE, KEY_BUDGET_PER_MINUTE, createRateLimiter, type RateLimiter } from '../core/auth/rate-limit.ts';
+import {
+  IP_BUDGET_PER_MINUTE,
+  KEY_BUDGET_PER_MINUTE,
+  createRateLimiter,
+  type RateLimiter,
+} from '../core/auth/rate-limit.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import {
-  BACKPRESSURE_CLOSE_CODE, DEFAULT_MAX_UNSENT_FRAMES, createOutbox, type Outbox, type OutboxHub,
+  BACKPRESSURE_CLOSE_CODE,
+  DEFAULT_MAX_UNSENT_FRAMES,
+  createOutbox,
+  type Outbox,
+  type OutboxHub,
 } from './backpressure.ts';
 import { createLogFeed, type LogFeed } from './feed.ts';
 import {
-  STREAM_PATH, WEBSOCKET_VERSION, answerPlainRequest, decideHandshake, isWebSocketUpgrade, remoteAddressOf, requestIdOf,
-  respond, respondError,
+  STREAM_PATH,
+  WEBSOCKET_VERSION,
+  answerPlainRequest,
+  decideHandshake,
+  isWebSocketUpgrade,
+  remoteAddressOf,
+  requestIdOf,
+  respond,
+  respondError,
 } from './handshake.ts';
 import { ackFrame, errorFrame, parseClientFrame, type SubscriptionSpec } from './protocol.ts';
 import { createRouter, type RouterCounters } from './router.ts';
@@ -85,7 +101,11 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   };
 
   const index = createSubscriptionIndex();
-  const hub: OutboxHub = { pending: [], assembler: createFrameAssembler(), counters: { framesSent: 0, framesQueued: 0 } };
+  const hub: OutboxHub = {
+    pending: [],
+    assembler: createFrameAssembler(),
+    counters: { framesSent: 0, framesQueued: 0 },
+  };
   const outboxCounters = hub.counters;
   const routerCounters: RouterCounters = { messagesRouted: 0, messagesInvalid: 0, updatesSent: 0 };
   const router = createRouter(ctx, { index, hub, counters: routerCounters });
@@ -102,15 +122,24 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
 
   const subscribe = (conn: Connection, spec: SubscriptionSpec, id: string | null) => {
     if (conn.subs.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
-      conn.outbox.push(errorFrame(
-        'RATE_LIMITED',
-        `This connection holds ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions, the limit; unsubscribe from one or open another connection.`,
-        null, id,
-      ));
+      conn.outbox.push(
+        errorFrame(
+          'RATE_LIMITED',
+          `This connection holds ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions, the limit; unsubscribe from one or open another connection.`,
+          null,
+          id,
+        ),
+      );
       return;
     }
     const subscriptionId = crypto.randomUUID();
-    const sub: Subscription = { id: subscriptionId, spec, outbox: conn.outbox, seq: 0, prefix: updatePrefix(spec.channel, subscriptionId) };
+    const sub: Subscription = {
+      id: subscriptionId,
+      spec,
+      outbox: conn.outbox,
+      seq: 0,
+      prefix: updatePrefix(spec.channel, subscriptionId),
+    };
     conn.subs.set(subscriptionId, sub);
     index.add(sub);
     conn.outbox.push(ackFrame(spec.channel, subscriptionId, id, `Subscribed to ${spec.channel}.`));
@@ -119,12 +148,21 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   const unsubscribe = (conn: Connection, subscriptionId: string, id: string | null) => {
     const sub = conn.subs.get(subscriptionId);
     if (!sub) {
-      conn.outbox.push(errorFrame('NOT_FOUND', 'This connection has no such subscription; use a subscriptionId from an ack on this connection.', null, id));
+      conn.outbox.push(
+        errorFrame(
+          'NOT_FOUND',
+          'This connection has no such subscription; use a subscriptionId from an ack on this connection.',
+          null,
+          id,
+        ),
+      );
       return;
     }
     conn.subs.delete(subscriptionId);
     index.remove(sub);
-    conn.outbox.push(ackFrame(sub.spec.channel, subscriptionId, id, `Unsubscribed from ${sub.spec.channel}; no more updates follow.`));
+    conn.outbox.push(
+      ackFrame(sub.spec.channel, subscriptionId, id, `Unsubscribed from ${sub.spec.channel}; no more updates follow.`),
+    );
   };
 
   const app = uWS.App();
@@ -153,11 +191,21 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
       const headers: Record<string, string> = { 'X-Request-ID': requestId };
       if (secKey === '') {
         // Not a usable WebSocket handshake: plain text, like any request without upgrade headers.
-        respond(res, 400, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }, 'Bad Request: the upgrade has no Sec-WebSocket-Key; connect with a WebSocket client.\n');
+        respond(
+          res,
+          400,
+          { ...headers, 'Content-Type': 'text/plain; charset=utf-8' },
+          'Bad Request: the upgrade has no Sec-WebSocket-Key; connect with a WebSocket client.\n',
+        );
         return;
       }
       const decision = decideHandshake(
-        { check: (header, now) => options.keys.check(header, now), limiters, openConnections: (keyId) => openByKey.get(keyId) ?? 0, maxConnectionsPerKey },
+        {
+          check: (header, now) => options.keys.check(header, now),
+          limiters,
+          openConnections: (keyId) => openByKey.get(keyId) ?? 0,
+          maxConnectionsPerKey,
+        },
         authorization,
         remoteAddressOf(res),
       );
@@ -239,7 +287,8 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
       }
       const port = await new Promise<number>((resolve, reject) => {
         app.listen(ctx.config.host, ctx.config.wsPort, (socket) => {
-          if (!socket) return reject(new Error(`stream edge could not listen on ${ctx.config.host}:${ctx.config.wsPort}`));
+          if (!socket)
+            return reject(new Error(`stream edge could not listen on ${ctx.config.host}:${ctx.config.wsPort}`));
           listenSocket = socket;
           resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
         });

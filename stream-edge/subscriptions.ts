@@ -91,7 +91,13 @@ export function createSubscriptionIndex(): SubscriptionIndex {
         const viewKey = `${spec.timeframe}:${spec.metric}:${spec.denomination}`;
         let view = views.get(viewKey);
         if (!view) {
-          view = { timeframe: spec.timeframe, metric: spec.metric, denomination: spec.denomination, subs: new Set(), last: null };
+          view = {
+            timeframe: spec.timeframe,
+            metric: spec.metric,
+            denomination: spec.denomination,
+            subs: new Set(),
+            last: null,
+          };
           views.set(viewKey, view);
         }
         view.subs.add(sub);

@@ -6,7 +6,9 @@
 
 /** Constant head of every update frame of a subscription, up to and including `"seq":`. */
 export function updatePrefix(channel: string, subscriptionId: string): Buffer {
-  return Buffer.from(`{"type":"update","channel":${JSON.stringify(channel)},"subscriptionId":${JSON.stringify(subscriptionId)},"seq":`);
+  return Buffer.from(
+    `{"type":"update","channel":${JSON.stringify(channel)},"subscriptionId":${JSON.stringify(subscriptionId)},"seq":`,
+  );
 }
 
 /** The tail every subscription shares for one `data` JSON text: `,"data":<data>}`. */

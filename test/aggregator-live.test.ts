@@ -51,10 +51,14 @@ describe('aggregator live scheduling', function () {
     const scenario = makeScenario(11, 600);
 
     // Held back: one priced swap (not a reference mark, unique id) of a token created in the log.
-    const created = new Set(scenario.events.filter((e) => e.kind === 'created').map((e) => tokenKey(e.chain, e.token!)));
+    const created = new Set(
+      scenario.events.filter((e) => e.kind === 'created').map((e) => tokenKey(e.chain, e.token!)),
+    );
     const idCount = new Map<string, number>();
     for (const s of scenario.swaps) idCount.set(s.id, (idCount.get(s.id) ?? 0) + 1);
-    const late = [...scenario.swaps].reverse().find((s) => s.dex !== 'ref-pool' && created.has(tokenKey(s.chain, s.token)) && idCount.get(s.id) === 1)!;
+    const late = [...scenario.swaps]
+      .reverse()
+      .find((s) => s.dex !== 'ref-pool' && created.has(tokenKey(s.chain, s.token)) && idCount.get(s.id) === 1)!;
     assert.ok(late, 'the scenario has a priced swap to hold back');
     const upFront = scenario.swaps.filter((s) => s !== late);
     await produceScenario(base, { ...scenario, swaps: upFront });
@@ -64,25 +68,33 @@ describe('aggregator live scheduling', function () {
     const log: EventLog = {
       ...base,
       async produce(topic, messages) {
-        const tradeIds = topic === TOPICS.trades.name ? messages.map((m) => (JSON.parse(m.value) as PricedTradeMessage).trade.id) : [];
+        const tradeIds =
+          topic === TOPICS.trades.name ? messages.map((m) => (JSON.parse(m.value) as PricedTradeMessage).trade.id) : [];
         journal.push({ topic, keys: messages.map((m) => m.key), tradeIds });
         await base.produce(topic, messages);
       },
     };
     let injected = false;
     const aggregator = createAggregator(ctx, {
-      log, store, name: 'live-views', viewsEveryMs: 0, viewsSliceMs: 0,
+      log,
+      store,
+      name: 'live-views',
+      viewsEveryMs: 0,
+      viewsSliceMs: 0,
       onFlush: (info) => {
         // Caught up on everything produced up front: the views of all its tokens are due now.
         if (injected || info.processed < total) return;
         injected = true;
         journal.push({ topic: 'injected' });
-        void base.produce(TOPICS.swaps.name, [{ key: tokenKey(late.chain, late.token), value: JSON.stringify(late), timestamp: late.blockTime }]);
+        void base.produce(TOPICS.swaps.name, [
+          { key: tokenKey(late.chain, late.token), value: JSON.stringify(late), timestamp: late.blockTime },
+        ]);
       },
     });
     await aggregator.start();
     try {
-      for (let i = 0; i < 2000 && !journal.some((e) => 'tradeIds' in e && e.tradeIds.includes(late.id)); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 2000 && !journal.some((e) => 'tradeIds' in e && e.tradeIds.includes(late.id)); i++)
+        await new Promise((r) => setTimeout(r, 10));
       await aggregator.drain();
 
       const at = journal.findIndex((e) => e.topic === 'injected');
@@ -95,8 +107,13 @@ describe('aggregator live scheduling', function () {
       assert.ok(pass.keys.length >= 3, `that pass holds the views of the earlier batch (${pass.keys.length} tokens)`);
 
       // Nothing was lost to slicing: the latest token message of each token is its current view.
-      const expected = Object.fromEntries(aggregator.tokens().map((t) => [tokenKey(t.chain, t.address), JSON.stringify(t)]));
-      assert.deepEqual(await latestPerKey(base, TOPICS.tokens.name), Object.fromEntries(Object.entries(expected).sort(([a], [b]) => (a < b ? -1 : 1))));
+      const expected = Object.fromEntries(
+        aggregator.tokens().map((t) => [tokenKey(t.chain, t.address), JSON.stringify(t)]),
+      );
+      assert.deepEqual(
+        await latestPerKey(base, TOPICS.tokens.name),
+        Object.fromEntries(Object.entries(expected).sort(([a], [b]) => (a < b ? -1 : 1))),
+      );
     } finally {
       await aggregator.stop();
       await base.close();

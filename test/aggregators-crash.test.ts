@@ -23,9 +23,15 @@ interface Run {
 }
 
 /** Runs the child; `killWhen` decides from each output line whether to SIGKILL it. */
-function runChild(env: Record<string, string>, killWhen?: (line: { processed?: number; snapshot?: boolean }) => boolean): Promise<Run> {
+function runChild(
+  env: Record<string, string>,
+  killWhen?: (line: { processed?: number; snapshot?: boolean }) => boolean,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: Run['lines'] = [];
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -59,14 +65,23 @@ describe('aggregator crash recovery (SIGKILL of a child process)', function () {
       const dir = path.join(root, name);
       fs.mkdirSync(dir);
       fs.copyFileSync(source, path.join(dir, 'log.sqlite'));
-      return { SPOT_DATA_DIR: dir, AGG_LOG_PATH: path.join(dir, 'log.sqlite'), AGG_DUMP_PATH: path.join(dir, 'dump.json'), AGG_FLUSH_EVERY: '150', AGG_SNAPSHOT_EVERY: '600' };
+      return {
+        SPOT_DATA_DIR: dir,
+        AGG_LOG_PATH: path.join(dir, 'log.sqlite'),
+        AGG_DUMP_PATH: path.join(dir, 'dump.json'),
+        AGG_FLUSH_EVERY: '150',
+        AGG_SNAPSHOT_EVERY: '600',
+      };
     };
 
     const crashed = setup('crashed');
     // Killed after its second snapshot, with work left: the restart resumes from a snapshot and
     // re-processes what was sunk after it.
     let snapshots = 0;
-    const killed = await runChild(crashed, (line) => (line.snapshot ? ++snapshots : snapshots) >= 2 && (line.processed ?? 0) < total * 0.7);
+    const killed = await runChild(
+      crashed,
+      (line) => (line.snapshot ? ++snapshots : snapshots) >= 2 && (line.processed ?? 0) < total * 0.7,
+    );
     assert.equal(killed.signal, 'SIGKILL');
     const reached = Math.max(...killed.lines.map((l) => l.processed ?? 0));
     assert.ok(reached > 0 && reached < total, `killed mid-stream (${reached} of ${total})`);

@@ -1,12 +1,21 @@
 // Pure parts of the aggregator: pricing, windows, candle buckets, holder definitions, discovery.
 import assert from 'node:assert/strict';
-import { ONE, fromInt, parse, toString } from '../core/decimal.ts';
+import { ONE, fromInt, parse, decToString } from '../core/decimal.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import type { Token } from '../core/schemas.ts';
-import { markOf, median, newMarkBook, priceTrade, quoteRate, recordReference, referencePrice, isReferencePair } from '../aggregators/pricing.ts';
+import {
+  markOf,
+  median,
+  newMarkBook,
+  priceTrade,
+  quoteRate,
+  recordReference,
+  referencePrice,
+  isReferencePair,
+} from '../aggregators/pricing.ts';
 import { advance, insert, newTradeWindow, statsAt, windowStats, type TradeRec } from '../aggregators/windows.ts';
 import { addTrade, newOpenBuckets, type Bucket } from '../aggregators/candles.ts';
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
@@ -37,9 +46,25 @@ describe('aggregator pricing', () => {
   it('reads USD per native from reference swaps in both orientations', () => {
     const weth = '0x4200000000000000000000000000000000000006';
     const usdc = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913';
-    const forward = { chain: 'base' as const, token: weth, quoteAsset: usdc, tokenAmount: String(2n * 10n ** 18n), tokenDecimals: 18, quoteAmount: '6000000000', quoteDecimals: 6 };
+    const forward = {
+      chain: 'base' as const,
+      token: weth,
+      quoteAsset: usdc,
+      tokenAmount: String(2n * 10n ** 18n),
+      tokenDecimals: 18,
+      quoteAmount: '6000000000',
+      quoteDecimals: 6,
+    };
     assert.equal(referencePrice(forward), d('3000'));
-    const reversed = { chain: 'base' as const, token: usdc, quoteAsset: weth, tokenAmount: '1500000000', tokenDecimals: 6, quoteAmount: String(10n ** 18n / 2n), quoteDecimals: 18 };
+    const reversed = {
+      chain: 'base' as const,
+      token: usdc,
+      quoteAsset: weth,
+      tokenAmount: '1500000000',
+      tokenDecimals: 6,
+      quoteAmount: String(10n ** 18n / 2n),
+      quoteDecimals: 18,
+    };
     assert.equal(referencePrice(reversed), d('3000'));
     assert.ok(isReferencePair(forward) && isReferencePair(reversed));
     assert.equal(referencePrice({ ...forward, token: '0x' + '1'.repeat(40) }), null);
@@ -48,60 +73,142 @@ describe('aggregator pricing', () => {
   it('prices native-, stable- and token-quoted trades exactly', () => {
     const mark = d('150');
     const sol = 'So11111111111111111111111111111111111111112';
-    const native = priceTrade({ chain: 'solana', token: 'X', quoteAsset: sol, tokenAmount: '2000000', tokenDecimals: 6, quoteAmount: '500000000', quoteDecimals: 9 },
-      quoteRate('solana', sol, mark, () => 0n));
-    assert.equal(toString(native.priceNative), '0.25');
-    assert.equal(toString(native.priceUsd), '37.5');
-    assert.equal(toString(native.volumeNative), '0.5');
-    assert.equal(toString(native.volumeUsd), '75');
+    const native = priceTrade(
+      {
+        chain: 'solana',
+        token: 'X',
+        quoteAsset: sol,
+        tokenAmount: '2000000',
+        tokenDecimals: 6,
+        quoteAmount: '500000000',
+        quoteDecimals: 9,
+      },
+      quoteRate('solana', sol, mark, () => 0n),
+    );
+    assert.equal(decToString(native.priceNative), '0.25');
+    assert.equal(decToString(native.priceUsd), '37.5');
+    assert.equal(decToString(native.volumeNative), '0.5');
+    assert.equal(decToString(native.volumeUsd), '75');
     const usdc = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
-    const stable = priceTrade({ chain: 'solana', token: 'X', quoteAsset: usdc, tokenAmount: '1000000', tokenDecimals: 6, quoteAmount: '3000000', quoteDecimals: 6 },
-      quoteRate('solana', usdc, mark, () => 0n));
-    assert.equal(toString(stable.priceUsd), '3');
-    assert.equal(toString(stable.priceNative), '0.02');
-    assert.equal(toString(stable.volumeUsd), '3');
+    const stable = priceTrade(
+      {
+        chain: 'solana',
+        token: 'X',
+        quoteAsset: usdc,
+        tokenAmount: '1000000',
+        tokenDecimals: 6,
+        quoteAmount: '3000000',
+        quoteDecimals: 6,
+      },
+      quoteRate('solana', usdc, mark, () => 0n),
+    );
+    assert.equal(decToString(stable.priceUsd), '3');
+    assert.equal(decToString(stable.priceNative), '0.02');
+    assert.equal(decToString(stable.volumeUsd), '3');
     const other = 'Other1111111111111111111111111111111111111';
-    const viaToken = priceTrade({ chain: 'solana', token: 'X', quoteAsset: other, tokenAmount: '1000000', tokenDecimals: 6, quoteAmount: '4000000', quoteDecimals: 6 },
-      quoteRate('solana', other, mark, (a) => (a === other ? d('0.5') : 0n)));
-    assert.equal(toString(viaToken.priceNative), '2');
-    assert.equal(toString(viaToken.priceUsd), '300');
-    assert.equal(quoteRate('solana', other, mark, () => 0n), null);
-    const unpriced = priceTrade({ chain: 'solana', token: 'X', quoteAsset: other, tokenAmount: '1', tokenDecimals: 0, quoteAmount: '1', quoteDecimals: 0 }, null);
+    const viaToken = priceTrade(
+      {
+        chain: 'solana',
+        token: 'X',
+        quoteAsset: other,
+        tokenAmount: '1000000',
+        tokenDecimals: 6,
+        quoteAmount: '4000000',
+        quoteDecimals: 6,
+      },
+      quoteRate('solana', other, mark, (a) => (a === other ? d('0.5') : 0n)),
+    );
+    assert.equal(decToString(viaToken.priceNative), '2');
+    assert.equal(decToString(viaToken.priceUsd), '300');
+    assert.equal(
+      quoteRate('solana', other, mark, () => 0n),
+      null,
+    );
+    const unpriced = priceTrade(
+      {
+        chain: 'solana',
+        token: 'X',
+        quoteAsset: other,
+        tokenAmount: '1',
+        tokenDecimals: 0,
+        quoteAmount: '1',
+        quoteDecimals: 0,
+      },
+      null,
+    );
     assert.equal(unpriced.priceNative, 0n);
     // Arc: native is USDC, so native and USD agree.
-    const arc = priceTrade({ chain: 'arc', token: '0x' + '2'.repeat(40), quoteAsset: '0x3600000000000000000000000000000000000000', tokenAmount: String(10n ** 18n), tokenDecimals: 18, quoteAmount: '2500000', quoteDecimals: 6 },
-      quoteRate('arc', '0x3600000000000000000000000000000000000000', markOf(newMarkBook(), 'arc'), () => 0n));
-    assert.equal(toString(arc.priceNative), '2.5');
-    assert.equal(toString(arc.priceUsd), '2.5');
+    const arc = priceTrade(
+      {
+        chain: 'arc',
+        token: '0x' + '2'.repeat(40),
+        quoteAsset: '0x3600000000000000000000000000000000000000',
+        tokenAmount: String(10n ** 18n),
+        tokenDecimals: 18,
+        quoteAmount: '2500000',
+        quoteDecimals: 6,
+      },
+      quoteRate('arc', '0x3600000000000000000000000000000000000000', markOf(newMarkBook(), 'arc'), () => 0n),
+    );
+    assert.equal(decToString(arc.priceNative), '2.5');
+    assert.equal(decToString(arc.priceUsd), '2.5');
   });
 });
 
 function randomRecs(seed: number, count: number): TradeRec[] {
   let x = seed;
-  const r = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const r = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
   const recs: TradeRec[] = [];
   let t = 1_700_000_000_000;
   for (let seq = 1; seq <= count; seq++) {
     t += Math.floor(r() * 400_000);
     const late = r() < 0.05 ? Math.floor(r() * 600_000) : 0; // some trades arrive late
     const pu = fromInt(Math.floor(r() * 1000) + 1) / 7n;
-    recs.push({ t: t - late, seq, buy: r() < 0.55, pn: pu / 100n, pu, mn: pu * 10n, mu: pu * 1000n, vn: fromInt(Math.floor(r() * 50)) / 3n, vu: fromInt(Math.floor(r() * 5000)) / 3n });
+    recs.push({
+      t: t - late,
+      seq,
+      buy: r() < 0.55,
+      pn: pu / 100n,
+      pu,
+      mn: pu * 10n,
+      mu: pu * 1000n,
+      vn: fromInt(Math.floor(r() * 50)) / 3n,
+      vu: fromInt(Math.floor(r() * 5000)) / 3n,
+    });
   }
   return recs;
 }
 
-const asRow = (r: TradeRec) => ({ timestamp: r.t, seq: r.seq, side: r.buy ? 'buy' as const : 'sell' as const, priceUsd: toString(r.pu), volumeNative: toString(r.vn), volumeUsd: toString(r.vu) });
+const asRow = (r: TradeRec) => ({
+  timestamp: r.t,
+  seq: r.seq,
+  side: r.buy ? ('buy' as const) : ('sell' as const),
+  priceUsd: decToString(r.pu),
+  volumeNative: decToString(r.vn),
+  volumeUsd: decToString(r.vu),
+});
 const sortRecs = (recs: TradeRec[]) => [...recs].sort((a, b) => a.t - b.t || a.seq - b.seq);
 
 describe('aggregator decimal text', () => {
   it('prints exactly what core/decimal toString prints', () => {
-    const samples = [0n, 1n, -1n, ONE, -ONE, 10n ** 30n * 123n, 5n * 10n ** 29n, 123456789n, -(10n ** 45n) - 7n, 10n ** 60n + 10n ** 12n];
+    const samples = [
+      0n,
+      1n,
+      -1n,
+      ONE,
+      -ONE,
+      10n ** 30n * 123n,
+      5n * 10n ** 29n,
+      123456789n,
+      -(10n ** 45n) - 7n,
+      10n ** 60n + 10n ** 12n,
+    ];
     let x = 987654321n;
     for (let i = 0; i < 500; i++) {
       x = (x * 6364136223846793005n + 1442695040888963407n) % (1n << 100n);
       samples.push(i % 2 ? x : -x / BigInt(1 + i));
     }
-    for (const v of samples) assert.equal(decText(v), toString(v));
+    for (const v of samples) assert.equal(decText(v), decToString(v));
     assert.equal(clampPct('150.5'), '100');
     assert.equal(clampPct('-3'), '0');
     assert.equal(clampPct('42.50'), '42.5');
@@ -114,7 +221,17 @@ describe('aggregator windows', () => {
     const sorted = sortRecs(recs);
     const rows = recs.map(asRow);
     const last = sorted[sorted.length - 1]!.t;
-    const times = [sorted[0]!.t, sorted[50]!.t, sorted[300]!.t + 1, last - 3_600_000, last, last + 299_999, last + 300_000, last + 7 * 3_600_000, last + 90_000_000];
+    const times = [
+      sorted[0]!.t,
+      sorted[50]!.t,
+      sorted[300]!.t + 1,
+      last - 3_600_000,
+      last,
+      last + 299_999,
+      last + 300_000,
+      last + 7 * 3_600_000,
+      last + 90_000_000,
+    ];
     for (const t of times) assert.deepEqual(statsAt(sorted, t), bruteStats(rows, t), `at ${t}`);
   });
 
@@ -148,9 +265,20 @@ describe('aggregator candle buckets', () => {
   it('keeps open, high, low and close by (time, seq) with late trades inside the bucket', () => {
     const open = newOpenBuckets();
     const base = Date.UTC(2026, 0, 5, 10);
-    const mk = (dt: number, seq: number, p: string): TradeRec => ({ t: base + dt, seq, buy: true, pn: d(p), pu: d(p), mn: d(p), mu: d(p), vn: ONE, vu: ONE });
+    const mk = (dt: number, seq: number, p: string): TradeRec => ({
+      t: base + dt,
+      seq,
+      buy: true,
+      pn: d(p),
+      pu: d(p),
+      mn: d(p),
+      mu: d(p),
+      vn: ONE,
+      vu: ONE,
+    });
     const closed: Bucket[] = [];
-    for (const rec of [mk(10_000, 1, '2'), mk(30_000, 2, '5'), mk(5_000, 3, '1'), mk(20_000, 4, '3')]) addTrade(open, rec, closed, [], []);
+    for (const rec of [mk(10_000, 1, '2'), mk(30_000, 2, '5'), mk(5_000, 3, '1'), mk(20_000, 4, '3')])
+      addTrade(open, rec, closed, [], []);
     const minute = open[4]!; // 1m
     assert.equal(minute.time, base);
     assert.deepEqual([minute.o[0], minute.h[0], minute.l[0], minute.c[0]], [d('1'), d('5'), d('1'), d('5')]);
@@ -163,21 +291,49 @@ describe('aggregator candle buckets', () => {
 
 const CHAIN = 'base' as const;
 const addr = (n: number) => '0x' + n.toString(16).padStart(40, '0');
-const TOKEN = addr(0xabc), CREATOR = addr(0xc0), POOL = addr(0x900), WETH = '0x4200000000000000000000000000000000000006';
+const TOKEN = addr(0xabc),
+  CREATOR = addr(0xc0),
+  POOL = addr(0x900),
+  WETH = '0x4200000000000000000000000000000000000006';
 const USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913';
 let n = 0;
 const at = (time: number, block: number) => {
   n++;
   const hash = '0x' + n.toString(16).padStart(64, '0');
-  return { id: `base:${hash}:0`, chain: CHAIN, transactionHash: hash, eventIndex: 0, blockNumber: block, blockTime: time };
+  return {
+    id: `base:${hash}:0`,
+    chain: CHAIN,
+    transactionHash: hash,
+    eventIndex: 0,
+    blockNumber: block,
+    blockTime: time,
+  };
 };
 const T = Date.UTC(2026, 0, 5, 12);
 const E = 10n ** 18n;
 
-function swap(time: number, block: number, trader: string, side: 'buy' | 'sell', tokens: bigint, quoteWei: bigint): RawSwap {
+function swap(
+  time: number,
+  block: number,
+  trader: string,
+  side: 'buy' | 'sell',
+  tokens: bigint,
+  quoteWei: bigint,
+): RawSwap {
   return {
-    ...at(time, block), token: TOKEN, quoteAsset: WETH, tokenAmount: tokens.toString(), tokenDecimals: 18, quoteAmount: quoteWei.toString(), quoteDecimals: 18,
-    side, trader, pool: POOL, dex: 'uniswap-v2', launchpad: null, reserves: { token: '0', quote: (5n * E).toString() },
+    ...at(time, block),
+    token: TOKEN,
+    quoteAsset: WETH,
+    tokenAmount: tokens.toString(),
+    tokenDecimals: 18,
+    quoteAmount: quoteWei.toString(),
+    quoteDecimals: 18,
+    side,
+    trader,
+    pool: POOL,
+    dex: 'uniswap-v2',
+    launchpad: null,
+    reserves: { token: '0', quote: (5n * E).toString() },
   };
 }
 
@@ -190,17 +346,72 @@ describe('aggregator holders', () => {
     const transfer = (time: number, from: string, to: string, amount: bigint) =>
       ev({ ...at(time, 100), kind: 'transfer', token: TOKEN, from, to, amount: amount.toString() });
     // USD mark 2000 from a reference swap.
-    p.swap({ ...swap(T - 60_000, 90, addr(0x77), 'buy', E, 2000n * 10n ** 6n), token: WETH, quoteAsset: USDC, quoteDecimals: 6 }, out);
-    const [sniper, bundler, fresh, fomo, pro, phish, cexFunded, insiderByFunds, insiderByTransfer, kol, cex] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) => addr(0x1000 + i));
+    p.swap(
+      {
+        ...swap(T - 60_000, 90, addr(0x77), 'buy', E, 2000n * 10n ** 6n),
+        token: WETH,
+        quoteAsset: USDC,
+        quoteDecimals: 6,
+      },
+      out,
+    );
+    const [sniper, bundler, fresh, fomo, pro, phish, cexFunded, insiderByFunds, insiderByTransfer, kol, cex] = [
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    ].map((i) => addr(0x1000 + i));
     ev({ ...at(T - 7_200_000, 1), kind: 'walletLabel', token: null, wallet: pro!, labels: ['pro_trader'], name: null });
     ev({ ...at(T - 7_200_000, 1), kind: 'walletLabel', token: null, wallet: phish!, labels: ['phishing'], name: null });
     ev({ ...at(T - 7_200_000, 1), kind: 'walletLabel', token: null, wallet: kol!, labels: ['kol'], name: 'k' });
     ev({ ...at(T - 7_200_000, 1), kind: 'walletLabel', token: null, wallet: cex!, labels: ['cex:okx'], name: null });
-    ev({ ...at(T - 3_600_000, 2), kind: 'funding', token: null, from: cex!, to: cexFunded!, amount: E.toString(), fromLabel: null });
-    ev({ ...at(T - 3_600_000, 2), kind: 'funding', token: null, from: addr(0x55), to: fresh!, amount: E.toString(), fromLabel: null });
-    ev({ ...at(T - 3_000_000, 3), kind: 'funding', token: null, from: CREATOR, to: insiderByFunds!, amount: E.toString(), fromLabel: null });
-    ev({ ...at(T - 100_000, 4), kind: 'funding', token: null, from: cex!, to: CREATOR, amount: (3n * E).toString(), fromLabel: 'cex:okx' });
-    ev({ ...at(T, 100), kind: 'created', token: TOKEN, name: 'Tok', symbol: 'TOK', uri: '', decimals: 18, supply: (1000n * E).toString(), creator: CREATOR, launchpad: null, pool: null, quoteAsset: WETH });
+    ev({
+      ...at(T - 3_600_000, 2),
+      kind: 'funding',
+      token: null,
+      from: cex!,
+      to: cexFunded!,
+      amount: E.toString(),
+      fromLabel: null,
+    });
+    ev({
+      ...at(T - 3_600_000, 2),
+      kind: 'funding',
+      token: null,
+      from: addr(0x55),
+      to: fresh!,
+      amount: E.toString(),
+      fromLabel: null,
+    });
+    ev({
+      ...at(T - 3_000_000, 3),
+      kind: 'funding',
+      token: null,
+      from: CREATOR,
+      to: insiderByFunds!,
+      amount: E.toString(),
+      fromLabel: null,
+    });
+    ev({
+      ...at(T - 100_000, 4),
+      kind: 'funding',
+      token: null,
+      from: cex!,
+      to: CREATOR,
+      amount: (3n * E).toString(),
+      fromLabel: 'cex:okx',
+    });
+    ev({
+      ...at(T, 100),
+      kind: 'created',
+      token: TOKEN,
+      name: 'Tok',
+      symbol: 'TOK',
+      uri: '',
+      decimals: 18,
+      supply: (1000n * E).toString(),
+      creator: CREATOR,
+      launchpad: null,
+      pool: null,
+      quoteAsset: WETH,
+    });
     transfer(T, addr(0), POOL, 900n * E);
     transfer(T, addr(0), CREATOR, 100n * E);
     transfer(T + 1000, CREATOR, insiderByTransfer!, 20n * E);
@@ -211,7 +422,17 @@ describe('aggregator holders', () => {
     p.swap(swap(T + 70_000, 160, fomo!, 'buy', 10n * E, (3n * E) / 100n), out); // 0.003 = 3×
     p.swap(swap(T + 80_000, 170, pro!, 'buy', 10n * E, E / 100n), out);
     p.swap(swap(T + 90_000, 180, kol!, 'buy', 10n * E, E / 100n), out);
-    for (const [wallet, amount] of [[bundler, 50n], [sniper, 40n], [fresh, 30n], [fomo, 20n], [pro, 15n], [phish, 12n], [cexFunded, 11n], [insiderByFunds, 7n], [kol, 5n]] as const) {
+    for (const [wallet, amount] of [
+      [bundler, 50n],
+      [sniper, 40n],
+      [fresh, 30n],
+      [fomo, 20n],
+      [pro, 15n],
+      [phish, 12n],
+      [cexFunded, 11n],
+      [insiderByFunds, 7n],
+      [kol, 5n],
+    ] as const) {
       transfer(T + 100_000, POOL, wallet!, amount * E);
     }
     transfer(T + 100_000, POOL, '0x000000000000000000000000000000000000dEaD', 200n * E);
@@ -221,14 +442,19 @@ describe('aggregator holders', () => {
     assert.equal(h.count, 11);
     assert.equal(h.devPct, '8');
     assert.equal(h.top10Pct, '28.5'); // 80+50+40+30+20+20+15+12+11+7 of 1000
-    assert.equal(h.sniperPct, '9', 'the bundler also bought within 15 s'); assert.equal(h.sniperCount, 2);
-    assert.equal(h.bundlerPct, '5'); assert.equal(h.bundlerCount, 1);
-    assert.equal(h.freshWalletPct, '3'); assert.equal(h.freshWalletCount, 1);
+    assert.equal(h.sniperPct, '9', 'the bundler also bought within 15 s');
+    assert.equal(h.sniperCount, 2);
+    assert.equal(h.bundlerPct, '5');
+    assert.equal(h.bundlerCount, 1);
+    assert.equal(h.freshWalletPct, '3');
+    assert.equal(h.freshWalletCount, 1);
     assert.equal(h.fomoPct, '2');
-    assert.equal(h.proTraderPct, '1.5'); assert.equal(h.proTraderCount, 1);
+    assert.equal(h.proTraderPct, '1.5');
+    assert.equal(h.proTraderCount, 1);
     assert.equal(h.phishingPct, '1.2');
-    assert.equal(h.fundedByCexPct, toString(d('1.1') + d('8')), 'cexFunded and the creator (funded by cex:okx)');
-    assert.equal(h.insiderPct, '2.7'); assert.equal(h.insiderCount, 2);
+    assert.equal(h.fundedByCexPct, decToString(d('1.1') + d('8')), 'cexFunded and the creator (funded by cex:okx)');
+    assert.equal(h.insiderPct, '2.7');
+    assert.equal(h.insiderCount, 2);
     assert.equal(token.devFunding.funder, cex);
     assert.equal(token.devFunding.funderLabel, 'cex:okx');
     assert.deepEqual(token.devFunding.amount, { native: '3', usd: '6000' });
@@ -249,21 +475,42 @@ describe('aggregator holders', () => {
 });
 
 describe('aggregator holders: singleton pools', () => {
-  it('leaves out the contract holding a V4 pool\'s tokens (the swap\'s custody), also when it got them before its first swap', () => {
+  it("leaves out the contract holding a V4 pool's tokens (the swap's custody), also when it got them before its first swap", () => {
     const state = newState();
     const p = createProcessor(ctx, state);
     const out = newBatchOutput();
-    const POOL_ID = '0x' + '5d'.repeat(32), MANAGER = addr(0x4444), buyer = addr(0x2001), other = addr(0x2002);
+    const POOL_ID = '0x' + '5d'.repeat(32),
+      MANAGER = addr(0x4444),
+      buyer = addr(0x2001),
+      other = addr(0x2002);
     const ev = (e: TokenEvent) => p.event(e, JSON.stringify(e), out);
     const transfer = (time: number, from: string, to: string, amount: bigint) =>
       ev({ ...at(time, 200), kind: 'transfer', token: TOKEN, from, to, amount: amount.toString() });
-    ev({ ...at(T, 200), kind: 'created', token: TOKEN, name: 'Tok', symbol: 'TOK', uri: '', decimals: 18, supply: (1000n * E).toString(), creator: CREATOR, launchpad: null, pool: null, quoteAsset: WETH });
+    ev({
+      ...at(T, 200),
+      kind: 'created',
+      token: TOKEN,
+      name: 'Tok',
+      symbol: 'TOK',
+      uri: '',
+      decimals: 18,
+      supply: (1000n * E).toString(),
+      creator: CREATOR,
+      launchpad: null,
+      pool: null,
+      quoteAsset: WETH,
+    });
     transfer(T, addr(0), CREATOR, 1000n * E);
     // The launch moves 900 to the PoolManager (a transfer from the creator: an insider, were it a holder).
     transfer(T, CREATOR, MANAGER, 900n * E);
     const before = buildToken(state.tokens.get(`base:${TOKEN}`)!, state.wallets).holders;
     assert.equal(before.count, 2, 'before any swap names it, the PoolManager looks like a holder');
-    const v4 = (time: number, trader: string, tokens: bigint) => ({ ...swap(time, 201, trader, 'buy', tokens, E / 100n), pool: POOL_ID, dex: 'uniswap-v4', custody: MANAGER });
+    const v4 = (time: number, trader: string, tokens: bigint) => ({
+      ...swap(time, 201, trader, 'buy', tokens, E / 100n),
+      pool: POOL_ID,
+      dex: 'uniswap-v4',
+      custody: MANAGER,
+    });
     p.swap(v4(T + 1000, buyer, 30n * E), out);
     transfer(T + 1000, MANAGER, buyer, 30n * E);
     p.swap(v4(T + 2000, other, 20n * E), out);
@@ -279,7 +526,13 @@ describe('aggregator holders: singleton pools', () => {
 });
 
 describe('aggregator discovery', () => {
-  const base = { launchpad: 'pumpfun', graduatedAt: null, bondingCurvePct: '10', createdAt: 5, stats: { '1h': { volume: { usd: '99' } }, '24h': { volume: { usd: '7' }, buyCount: 2, sellCount: 3 } } } as unknown as Token;
+  const base = {
+    launchpad: 'pumpfun',
+    graduatedAt: null,
+    bondingCurvePct: '10',
+    createdAt: 5,
+    stats: { '1h': { volume: { usd: '99' } }, '24h': { volume: { usd: '7' }, buyCount: 2, sellCount: 3 } },
+  } as unknown as Token;
   it('places launchpad tokens in the column their curve selects', () => {
     assert.equal(columnOf(base), 'newPairs');
     assert.equal(columnOf({ ...base, bondingCurvePct: '39.99' }), 'newPairs');

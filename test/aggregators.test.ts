@@ -24,8 +24,15 @@ import { dumpTables, latestPerKey } from './fixtures/aggregator-dump.ts';
 import { bruteCandles, bruteStats } from './fixtures/aggregator-brute.ts';
 
 const toRec = (r: TradeRow): TradeRec => ({
-  t: r.timestamp, seq: r.seq, buy: r.side === 'buy', pn: parse(r.priceNative), pu: parse(r.priceUsd),
-  mn: parse(r.marketCapNative), mu: parse(r.marketCapUsd), vn: parse(r.volumeNative), vu: parse(r.volumeUsd),
+  t: r.timestamp,
+  seq: r.seq,
+  buy: r.side === 'buy',
+  pn: parse(r.priceNative),
+  pu: parse(r.priceUsd),
+  mn: parse(r.marketCapNative),
+  mu: parse(r.marketCapUsd),
+  vn: parse(r.volumeNative),
+  vu: parse(r.volumeUsd),
 });
 
 describe('aggregator (embedded log + chDB)', function () {
@@ -95,7 +102,14 @@ describe('aggregator (embedded log + chDB)', function () {
         for (const metric of METRICS) {
           for (const denomination of DENOMINATIONS) {
             const expected = bruteCandles(rows, timeframe, metric, denomination);
-            const actual = await store.queryCandles({ chain, token: address, timeframe, metric, denomination, limit: 5000 });
+            const actual = await store.queryCandles({
+              chain,
+              token: address,
+              timeframe,
+              metric,
+              denomination,
+              limit: 5000,
+            });
             assert.deepEqual(actual, expected, `${chain}:${address} ${timeframe} ${metric} ${denomination}`);
             // The published open bucket is the newest bucket that traded.
             assert.deepEqual(open.open[timeframe][metric][denomination], expected[expected.length - 1]);
@@ -111,7 +125,9 @@ describe('aggregator (embedded log + chDB)', function () {
     for (const { chain, address } of scenario.tokens) {
       const rows = await store.allTrades(chain, address);
       const recs = rows.map(toRec).sort((a, b) => a.t - b.t || a.seq - b.seq);
-      const times = [0.1, 0.3, 0.5, 0.77, 0.9, 1].map((f) => recs[Math.min(recs.length - 1, Math.floor(f * recs.length))]!.t);
+      const times = [0.1, 0.3, 0.5, 0.77, 0.9, 1].map(
+        (f) => recs[Math.min(recs.length - 1, Math.floor(f * recs.length))]!.t,
+      );
       times.push(times[times.length - 1]! + 299_999, times[times.length - 1]! + 300_000, times[2]! + 1);
       for (const t of times) assert.deepEqual(statsAt(recs, t), bruteStats(rows, t), `${address} at ${t}`);
     }
@@ -119,7 +135,7 @@ describe('aggregator (embedded log + chDB)', function () {
 
   it('a live run (publishing trades) writes the same tables as a replay, with token stats at their stats time', async () => {
     await store.truncateDerived();
-    const tradesBefore = (await log.endOffsets(TOPICS.trades.name));
+    const tradesBefore = await log.endOffsets(TOPICS.trades.name);
     const aggregator = createAggregator(ctx, { log, store, name: 'live', maxBatch: 700, flushEvery: 1500 });
     await aggregator.start();
     await aggregator.drain();
@@ -137,7 +153,8 @@ describe('aggregator (embedded log + chDB)', function () {
     const published = new Set<string>();
     const startAt = tradesBefore;
     await log.readToEnd(TOPICS.trades.name, (m) => {
-      if (m.offset >= (startAt.get(m.partition) ?? 0)) published.add((JSON.parse(m.value) as PricedTradeMessage).trade.id);
+      if (m.offset >= (startAt.get(m.partition) ?? 0))
+        published.add((JSON.parse(m.value) as PricedTradeMessage).trade.id);
     });
     assert.equal(published.size, replayDump.trades!.length);
   });

@@ -33,10 +33,15 @@ describe('bench harness (spot bench --quick)', function () {
   });
 
   it('runs every scenario (the Kafka one only where kcat exists)', () => {
-    assert.deepEqual(report.failures.filter((f) => !f.error.startsWith('skipped:')), []);
+    assert.deepEqual(
+      report.failures.filter((f) => !f.error.startsWith('skipped:')),
+      [],
+    );
     assert.equal(code, 0);
     const ran = report.scenarios.map((s) => s.scenario).sort();
-    const expected = Object.keys(SCENARIOS).filter((name) => name !== 'pipeline-kafka' || kcatAvailable()).sort();
+    const expected = Object.keys(SCENARIOS)
+      .filter((name) => name !== 'pipeline-kafka' || kcatAvailable())
+      .sort();
     assert.deepEqual(ran, expected);
   });
 
@@ -60,7 +65,10 @@ describe('bench harness (spot bench --quick)', function () {
     assert.ok(Number.isFinite(byName.get('pipeline')!.ratios.pipeline_embedded_vs_raw_chdb_insert));
     assert.ok(Number.isFinite(byName.get('fanout')!.ratios.spot_vs_raw_uws_publish));
     assert.ok(Number.isFinite(byName.get('rest')!.ratios.token_details_vs_koa_hello));
-    assert.equal(report.targets.length, report.scenarios.reduce((n, s) => n + s.targets.length, 0));
+    assert.equal(
+      report.targets.length,
+      report.scenarios.reduce((n, s) => n + s.targets.length, 0),
+    );
     const rest = byName.get('rest')!;
     assert.equal(rest.measurements.length, 6, 'Koa baseline and five endpoints');
     for (const m of rest.measurements) assert.equal(m.extra?.non2xx, 0, `${m.subject} answered 2xx`);

@@ -6,8 +6,15 @@ import { MIGRATIONS, migrate } from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
 import type { CandleRow, Ohlc, SpotStore, TradeRow } from '../clickhouse/types.ts';
 import type { Chain } from '../core/chains.ts';
-import { add, cmp, parse, toString as decToString } from '../core/decimal.ts';
-import { TIMEFRAMES, type Candle, type Denomination, type Metric, type Timeframe, type Token } from '../core/schemas.ts';
+import { add, cmp, parse, decToString } from '../core/decimal.ts';
+import {
+  TIMEFRAMES,
+  type Candle,
+  type Denomination,
+  type Metric,
+  type Timeframe,
+  type Token,
+} from '../core/schemas.ts';
 import { sampleToken } from './fixtures/spec-samples.ts';
 
 function prng(seed: number) {
@@ -19,12 +26,38 @@ function prng(seed: number) {
 }
 
 const SIZE: Record<Timeframe, number> = {
-  '1s': 1e3, '5s': 5e3, '15s': 15e3, '30s': 30e3, '1m': 60e3, '3m': 180e3, '5m': 300e3, '15m': 900e3, '30m': 1800e3,
-  '1h': 3600e3, '4h': 4 * 3600e3, '6h': 6 * 3600e3, '12h': 12 * 3600e3, '1d': 86400e3, '7d': 7 * 86400e3,
+  '1s': 1e3,
+  '5s': 5e3,
+  '15s': 15e3,
+  '30s': 30e3,
+  '1m': 60e3,
+  '3m': 180e3,
+  '5m': 300e3,
+  '15m': 900e3,
+  '30m': 1800e3,
+  '1h': 3600e3,
+  '4h': 4 * 3600e3,
+  '6h': 6 * 3600e3,
+  '12h': 12 * 3600e3,
+  '1d': 86400e3,
+  '7d': 7 * 86400e3,
 };
 const BASE: Record<Timeframe, CandleRow['granularity']> = {
-  '1s': '1s', '5s': '1s', '15s': '1s', '30s': '1s', '1m': '1m', '3m': '1m', '5m': '1m', '15m': '1m', '30m': '1m',
-  '1h': '1h', '4h': '1h', '6h': '1h', '12h': '1h', '1d': '1d', '7d': '1d',
+  '1s': '1s',
+  '5s': '1s',
+  '15s': '1s',
+  '30s': '1s',
+  '1m': '1m',
+  '3m': '1m',
+  '5m': '1m',
+  '15m': '1m',
+  '30m': '1m',
+  '1h': '1h',
+  '4h': '1h',
+  '6h': '1h',
+  '12h': '1h',
+  '1d': '1d',
+  '7d': '1d',
 };
 
 /** Independent bucketing: 7d walks back to the Monday of the UTC calendar week. */
@@ -35,7 +68,14 @@ function bruteBucket(timeframe: Timeframe, time: number): number {
   return day.getTime() - sinceMonday * 86400e3;
 }
 
-function bruteCandles(rows: CandleRow[], timeframe: Timeframe, metric: Metric, denomination: Denomination, from?: number, to?: number): Candle[] {
+function bruteCandles(
+  rows: CandleRow[],
+  timeframe: Timeframe,
+  metric: Metric,
+  denomination: Denomination,
+  from?: number,
+  to?: number,
+): Candle[] {
   const latest = new Map<number, CandleRow>();
   for (const row of rows) {
     if (row.granularity !== BASE[timeframe]) continue;
@@ -43,7 +83,13 @@ function bruteCandles(rows: CandleRow[], timeframe: Timeframe, metric: Metric, d
     if (!seen || seen.seq < row.seq) latest.set(row.time, row);
   }
   const pick = (row: CandleRow): Ohlc =>
-    metric === 'price' ? (denomination === 'usd' ? row.priceUsd : row.priceNative) : denomination === 'usd' ? row.marketCapUsd : row.marketCapNative;
+    metric === 'price'
+      ? denomination === 'usd'
+        ? row.priceUsd
+        : row.priceNative
+      : denomination === 'usd'
+        ? row.marketCapUsd
+        : row.marketCapNative;
   const buckets = new Map<number, CandleRow[]>();
   for (const row of [...latest.values()].sort((a, b) => a.time - b.time)) {
     const bucket = bruteBucket(timeframe, row.time);
@@ -51,24 +97,33 @@ function bruteCandles(rows: CandleRow[], timeframe: Timeframe, metric: Metric, d
     if (to !== undefined && bucket >= to) continue;
     buckets.set(bucket, [...(buckets.get(bucket) ?? []), row]);
   }
-  return [...buckets.entries()].sort((a, b) => a[0] - b[0]).map(([time, members]) => {
-    const values = members.map(pick);
-    let high = parse(values[0]!.high), low = parse(values[0]!.low), volume = 0n;
-    for (const [i, v] of values.entries()) {
-      if (cmp(parse(v.high), high) > 0) high = parse(v.high);
-      if (cmp(parse(v.low), low) < 0) low = parse(v.low);
-      volume = add(volume, parse(denomination === 'usd' ? members[i]!.volumeUsd : members[i]!.volumeNative));
-    }
-    return {
-      time, open: Number(values[0]!.open), close: Number(values.at(-1)!.close),
-      high: Number(decToString(high)), low: Number(decToString(low)), volume: Number(decToString(volume)),
-    };
-  });
+  return [...buckets.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([time, members]) => {
+      const values = members.map(pick);
+      let high = parse(values[0]!.high),
+        low = parse(values[0]!.low),
+        volume = 0n;
+      for (const [i, v] of values.entries()) {
+        if (cmp(parse(v.high), high) > 0) high = parse(v.high);
+        if (cmp(parse(v.low), low) < 0) low = parse(v.low);
+        volume = add(volume, parse(denomination === 'usd' ? members[i]!.volumeUsd : members[i]!.volumeNative));
+      }
+      return {
+        time,
+        open: Number(values[0]!.open),
+        close: Number(values.at(-1)!.close),
+        high: Number(decToString(high)),
+        low: Number(decToString(low)),
+        volume: Number(decToString(volume)),
+      };
+    });
 }
 
 function randomDecimal(rand: () => number, scale: number): string {
   const whole = Math.floor(rand() * scale);
-  const fraction = String(Math.floor(rand() * 1e15)).padStart(15, '0') + String(Math.floor(rand() * 1e9)).padStart(9, '0');
+  const fraction =
+    String(Math.floor(rand() * 1e15)).padStart(15, '0') + String(Math.floor(rand() * 1e9)).padStart(9, '0');
   return `${whole}.${fraction}`;
 }
 
@@ -78,11 +133,27 @@ function randomOhlc(rand: () => number, scale: number): Ohlc {
   return { open: values[0]!, close: values[1]!, low: sorted[0]!, high: sorted[3]! };
 }
 
-function candleRow(rand: () => number, chain: Chain, token: string, granularity: CandleRow['granularity'], time: number, seq: number): CandleRow {
+function candleRow(
+  rand: () => number,
+  chain: Chain,
+  token: string,
+  granularity: CandleRow['granularity'],
+  time: number,
+  seq: number,
+): CandleRow {
   return {
-    chain, token, granularity, time, seq,
-    priceNative: randomOhlc(rand, 1), priceUsd: randomOhlc(rand, 200), marketCapNative: randomOhlc(rand, 1e6), marketCapUsd: randomOhlc(rand, 1e9),
-    volumeNative: randomDecimal(rand, 100), volumeUsd: randomDecimal(rand, 20000), trades: 1 + Math.floor(rand() * 20),
+    chain,
+    token,
+    granularity,
+    time,
+    seq,
+    priceNative: randomOhlc(rand, 1),
+    priceUsd: randomOhlc(rand, 200),
+    marketCapNative: randomOhlc(rand, 1e6),
+    marketCapUsd: randomOhlc(rand, 1e9),
+    volumeNative: randomDecimal(rand, 100),
+    volumeUsd: randomDecimal(rand, 20000),
+    trades: 1 + Math.floor(rand() * 20),
   };
 }
 
@@ -91,7 +162,12 @@ function candleFixture(chain: Chain, token: string): CandleRow[] {
   const rand = prng(7);
   const rows: CandleRow[] = [];
   const start = Date.UTC(2025, 0, 1, 13, 7, 11); // a Wednesday, not aligned to anything
-  const plan: [CandleRow['granularity'], number, number][] = [['1s', 1e3, 900], ['1m', 60e3, 900], ['1h', 3600e3, 500], ['1d', 86400e3, 120]];
+  const plan: [CandleRow['granularity'], number, number][] = [
+    ['1s', 1e3, 900],
+    ['1m', 60e3, 900],
+    ['1h', 3600e3, 500],
+    ['1d', 86400e3, 120],
+  ];
   let seq = 1;
   for (const [granularity, step, count] of plan) {
     const first = Math.floor(start / step) * step;
@@ -107,17 +183,37 @@ function candleFixture(chain: Chain, token: string): CandleRow[] {
 
 function trade(chain: Chain, token: string, i: number, timestamp: number, identities: string[] = []): TradeRow {
   return {
-    id: `${chain}:0xhash${token}${i}:${i % 3}`, chain, token, seq: i + 1, name: 'Moon Inu', symbol: 'MI', trader: `trader${i % 5}`,
-    side: i % 2 ? 'sell' : 'buy', transactionHash: `0xhash${token}${i}`, eventIndex: i % 3, blockNumber: 1000 + i, timestamp,
-    amount: `${1000 + i}.123456789012345678901234567891`, quoteAmount: '0.5', quoteAsset: 'WSOL',
-    priceNative: '0.000000072134000000000000000001', priceUsd: '0.0000129841', volumeNative: '0.5', volumeUsd: '90.25',
-    marketCapNative: '72.134', marketCapUsd: '12984.12', pool: 'pool1', dex: 'pumpswap', identities, flags: identities.length ? ['kol'] : [],
+    id: `${chain}:0xhash${token}${i}:${i % 3}`,
+    chain,
+    token,
+    seq: i + 1,
+    name: 'Moon Inu',
+    symbol: 'MI',
+    trader: `trader${i % 5}`,
+    side: i % 2 ? 'sell' : 'buy',
+    transactionHash: `0xhash${token}${i}`,
+    eventIndex: i % 3,
+    blockNumber: 1000 + i,
+    timestamp,
+    amount: `${1000 + i}.123456789012345678901234567891`,
+    quoteAmount: '0.5',
+    quoteAsset: 'WSOL',
+    priceNative: '0.000000072134000000000000000001',
+    priceUsd: '0.0000129841',
+    volumeNative: '0.5',
+    volumeUsd: '90.25',
+    marketCapNative: '72.134',
+    marketCapUsd: '12984.12',
+    pool: 'pool1',
+    dex: 'pumpswap',
+    identities,
+    flags: identities.length ? ['kol'] : [],
   };
 }
 
 const FEED_START = 1_000_000_000_000;
 
-describe('clickhouse store (chDB)', function () {
+describe('clickhouse store (chDB)', () => {
   let store: SpotStore;
 
   before(async () => {
@@ -129,24 +225,46 @@ describe('clickhouse store (chDB)', function () {
     const { client } = await sharedChdb();
     await store.migrate();
     assert.deepEqual(await migrate(client), []);
-    const result = await client.query({ query: "SELECT name FROM system.tables WHERE database = 'spot' ORDER BY name", format: 'JSONEachRow' });
+    const result = await client.query({
+      query: "SELECT name FROM system.tables WHERE database = 'spot' ORDER BY name",
+      format: 'JSONEachRow',
+    });
     const names = (await result.json<{ name: string }>()).map((r) => r.name);
-    for (const table of ['aggregator_partitions', 'aggregator_tokens', 'balances', 'candles', 'identity_trades', 'schema_migrations', 'token_events', 'tokens', 'trades', 'wallet_labels']) {
+    for (const table of [
+      'aggregator_partitions',
+      'aggregator_tokens',
+      'balances',
+      'candles',
+      'identity_trades',
+      'schema_migrations',
+      'token_events',
+      'tokens',
+      'trades',
+      'wallet_labels',
+    ]) {
       assert.ok(names.includes(table), `missing ${table}`);
     }
-    const versions = await client.query({ query: 'SELECT count() AS n FROM spot.schema_migrations FINAL', format: 'JSONEachRow' });
+    const versions = await client.query({
+      query: 'SELECT count() AS n FROM spot.schema_migrations FINAL',
+      format: 'JSONEachRow',
+    });
     assert.equal(Number((await versions.json<{ n: string }>())[0]!.n), MIGRATIONS.length);
     assert.equal(await store.ping(), true);
   });
 
   it('keeps one copy of a trade inserted twice, exact decimals intact', async () => {
-    const rows = Array.from({ length: 30 }, (_, i) => trade('solana', 'TokA', i, 1_760_000_000_000 + Math.floor(i / 2) * 1000));
+    const rows = Array.from({ length: 30 }, (_, i) =>
+      trade('solana', 'TokA', i, 1_760_000_000_000 + Math.floor(i / 2) * 1000),
+    );
     await store.insertTrades(rows);
     await store.insertTrades(rows.slice(0, 10));
     const stored = await store.allTrades('solana', 'TokA');
     assert.equal(stored.length, 30);
     assert.deepEqual(stored[0], rows[0]);
-    assert.deepEqual(stored.map((t) => t.id), rows.map((t) => t.id));
+    assert.deepEqual(
+      stored.map((t) => t.id),
+      rows.map((t) => t.id),
+    );
   });
 
   it('pages token trades newest first with cursors', async () => {
@@ -161,7 +279,8 @@ describe('clickhouse store (chDB)', function () {
     assert.equal(seen.length, 30);
     assert.equal(new Set(seen.map((t) => t.id)).size, 30);
     for (let i = 1; i < seen.length; i++) {
-      const a = seen[i - 1]!, b = seen[i]!;
+      const a = seen[i - 1]!,
+        b = seen[i]!;
       assert.ok(a.timestamp > b.timestamp || (a.timestamp === b.timestamp && a.id > b.id), 'newest first');
     }
   });
@@ -189,12 +308,23 @@ describe('clickhouse store (chDB)', function () {
       if (page.length < 4 || mine.length < page.length) break;
       before = { timestamp: page.at(-1)!.timestamp, id: page.at(-1)!.id };
     }
-    assert.deepEqual(seen.map((t) => t.id), expected.map((t) => t.id));
+    assert.deepEqual(
+      seen.map((t) => t.id),
+      expected.map((t) => t.id),
+    );
     const window = { timestamp: FEED_START + 9000, id: '' };
     const fomo = await store.queryIdentityTrades('fomoscan', ['bsc'], 100, window);
-    assert.deepEqual(fomo.filter((t) => t.timestamp >= FEED_START), []);
-    const fomoSolana = (await store.queryIdentityTrades('fomoscan', ['solana'], 100, window)).filter((t) => t.timestamp >= FEED_START);
-    assert.equal(fomoSolana.length, rows.filter((t) => t.chain === 'solana' && t.identities.includes('fomoscan')).length);
+    assert.deepEqual(
+      fomo.filter((t) => t.timestamp >= FEED_START),
+      [],
+    );
+    const fomoSolana = (await store.queryIdentityTrades('fomoscan', ['solana'], 100, window)).filter(
+      (t) => t.timestamp >= FEED_START,
+    );
+    assert.equal(
+      fomoSolana.length,
+      rows.filter((t) => t.chain === 'solana' && t.identities.includes('fomoscan')).length,
+    );
   });
 
   it('serves the last written token object among versions with the same updatedAt (decay rewrites stats, not updatedAt)', async () => {
@@ -202,7 +332,13 @@ describe('clickhouse store (chDB)', function () {
     const address = '0x00000000000000000000000000000000000000d7';
     // The aggregator rewrites a token whose windows decay with the same updatedAt: each write is a
     // part of its own until a merge, and the last one written is the current object.
-    const versions = Array.from({ length: 6 }, (_, i) => ({ ...base, chain: 'base' as const, address, name: `decay ${i}`, updatedAt: base.updatedAt }));
+    const versions = Array.from({ length: 6 }, (_, i) => ({
+      ...base,
+      chain: 'base' as const,
+      address,
+      name: `decay ${i}`,
+      updatedAt: base.updatedAt,
+    }));
     for (const version of versions) await store.upsertTokens([version]);
     for (let read = 0; read < 5; read++) assert.equal((await store.getToken('base', address))?.name, 'decay 5');
   });
@@ -216,25 +352,46 @@ describe('clickhouse store (chDB)', function () {
     assert.equal(await store.getToken('base', '0x0000000000000000000000000000000000000001'), null);
     const { client } = await sharedChdb();
     const typed = await client.query({
-      query: 'SELECT name, toString(market_cap_usd) AS mc, holders_count, toString(bonding_curve_pct) AS curve FROM spot.tokens FINAL WHERE address = {a:String}',
-      query_params: { a: older.address }, format: 'JSONEachRow',
+      query:
+        'SELECT name, decToString(market_cap_usd) AS mc, holders_count, decToString(bonding_curve_pct) AS curve FROM spot.tokens FINAL WHERE address = {a:String}',
+      query_params: { a: older.address },
+      format: 'JSONEachRow',
     });
     assert.deepEqual(await typed.json(), [{ name: 'Moon Inu v2', mc: '12984.12', holders_count: 120, curve: '42.5' }]);
   });
 
   it('stores token events, wallet labels and balances', async () => {
-    await store.insertTokenEvents([{ id: 'e1', chain: 'base', token: '0xabc', kind: 'created', blockTime: 1_760_000_000_000, body: '{"kind":"created"}' }]);
+    await store.insertTokenEvents([
+      {
+        id: 'e1',
+        chain: 'base',
+        token: '0xabc',
+        kind: 'created',
+        blockTime: 1_760_000_000_000,
+        body: '{"kind":"created"}',
+      },
+    ]);
     await store.upsertWalletLabels([
       { chain: 'base', wallet: '0xw', labels: ['kol'], name: 'Alice', updatedAt: 2 },
       { chain: 'base', wallet: '0xw', labels: ['cex'], name: null, updatedAt: 1 },
     ]);
     await store.upsertBalances([
-      { chain: 'base', token: '0xabc', wallet: '0xw', amount: '115792089237316195423570985008687907853269984665640564039457584007913129639935', updatedAt: 5 },
+      {
+        chain: 'base',
+        token: '0xabc',
+        wallet: '0xw',
+        amount: '115792089237316195423570985008687907853269984665640564039457584007913129639935',
+        updatedAt: 5,
+      },
     ]);
     const { client } = await sharedChdb();
     const read = async (query: string) => (await client.query({ query, format: 'JSONEachRow' })).json();
-    assert.deepEqual(await read("SELECT kind, body FROM spot.token_events WHERE id = 'e1'"), [{ kind: 'created', body: '{"kind":"created"}' }]);
-    assert.deepEqual(await read("SELECT labels, name FROM spot.wallet_labels FINAL WHERE wallet = '0xw'"), [{ labels: ['kol'], name: 'Alice' }]);
+    assert.deepEqual(await read("SELECT kind, body FROM spot.token_events WHERE id = 'e1'"), [
+      { kind: 'created', body: '{"kind":"created"}' },
+    ]);
+    assert.deepEqual(await read("SELECT labels, name FROM spot.wallet_labels FINAL WHERE wallet = '0xw'"), [
+      { labels: ['kol'], name: 'Alice' },
+    ]);
     assert.deepEqual(await read("SELECT amount FROM spot.balances FINAL WHERE wallet = '0xw'"), [
       { amount: '115792089237316195423570985008687907853269984665640564039457584007913129639935' },
     ]);
@@ -251,7 +408,14 @@ describe('clickhouse store (chDB)', function () {
       for (const timeframe of TIMEFRAMES) {
         for (const metric of ['price', 'marketCap'] as const) {
           for (const denomination of ['usd', 'native'] as const) {
-            const got = await store.queryCandles({ chain: 'solana', token: 'CandleTok', timeframe, metric, denomination, limit: 5000 });
+            const got = await store.queryCandles({
+              chain: 'solana',
+              token: 'CandleTok',
+              timeframe,
+              metric,
+              denomination,
+              limit: 5000,
+            });
             const want = bruteCandles(rows, timeframe, metric, denomination);
             assert.ok(want.length > 0);
             assert.deepEqual(got, want, `${timeframe} ${metric} ${denomination}`);
@@ -271,27 +435,71 @@ describe('clickhouse store (chDB)', function () {
           const to = Math.max(a, b) + (round === 2 ? 1 : 0); // 1 ms past a bucket start includes it
           const limit = 1 + Math.floor(rand() * 10);
           const want = bruteCandles(rows, timeframe, 'price', 'usd', from, to).slice(-limit);
-          const got = await store.queryCandles({ chain: 'solana', token: 'CandleTok', timeframe, metric: 'price', denomination: 'usd', from, to, limit });
+          const got = await store.queryCandles({
+            chain: 'solana',
+            token: 'CandleTok',
+            timeframe,
+            metric: 'price',
+            denomination: 'usd',
+            from,
+            to,
+            limit,
+          });
           assert.deepEqual(got, want, `${timeframe} [${from}, ${to}) limit ${limit}`);
-          const toOnly = await store.queryCandles({ chain: 'solana', token: 'CandleTok', timeframe, metric: 'price', denomination: 'usd', to, limit });
-          assert.deepEqual(toOnly, bruteCandles(rows, timeframe, 'price', 'usd', undefined, to).slice(-limit), `${timeframe} to ${to}`);
+          const toOnly = await store.queryCandles({
+            chain: 'solana',
+            token: 'CandleTok',
+            timeframe,
+            metric: 'price',
+            denomination: 'usd',
+            to,
+            limit,
+          });
+          assert.deepEqual(
+            toOnly,
+            bruteCandles(rows, timeframe, 'price', 'usd', undefined, to).slice(-limit),
+            `${timeframe} to ${to}`,
+          );
         }
       }
     });
 
     it('aligns 7d buckets to Monday 00:00 UTC and leaves out buckets with no trades', async () => {
-      const weekly = await store.queryCandles({ chain: 'solana', token: 'CandleTok', timeframe: '7d', metric: 'price', denomination: 'usd', limit: 5000 });
+      const weekly = await store.queryCandles({
+        chain: 'solana',
+        token: 'CandleTok',
+        timeframe: '7d',
+        metric: 'price',
+        denomination: 'usd',
+        limit: 5000,
+      });
       for (const candle of weekly) {
         const date = new Date(candle.time);
         assert.equal(date.getUTCDay(), 1);
         assert.equal(candle.time % 86400e3, 0);
       }
-      const minutes = await store.queryCandles({ chain: 'solana', token: 'CandleTok', timeframe: '1m', metric: 'price', denomination: 'usd', limit: 5000 });
+      const minutes = await store.queryCandles({
+        chain: 'solana',
+        token: 'CandleTok',
+        timeframe: '1m',
+        metric: 'price',
+        denomination: 'usd',
+        limit: 5000,
+      });
       const traded = new Set(rows.filter((r) => r.granularity === '1m').map((r) => r.time));
       assert.equal(minutes.length, traded.size);
       assert.ok(minutes.length < 900, 'the fixture has minutes without trades');
       const gap = Date.UTC(2025, 0, 2);
-      const oneBucket = await store.queryCandles({ chain: 'solana', token: 'EmptyTok', timeframe: '1m', metric: 'price', denomination: 'usd', from: gap, to: gap + 60e3, limit: 10 });
+      const oneBucket = await store.queryCandles({
+        chain: 'solana',
+        token: 'EmptyTok',
+        timeframe: '1m',
+        metric: 'price',
+        denomination: 'usd',
+        from: gap,
+        to: gap + 60e3,
+        limit: 10,
+      });
       assert.deepEqual(oneBucket, []);
     });
 
@@ -303,7 +511,14 @@ describe('clickhouse store (chDB)', function () {
       await store.upsertCandles(base);
       for (const timeframe of ['1m', '5m'] as const) {
         const began = performance.now();
-        const candles = await store.queryCandles({ chain: 'base', token: 'BigTok', timeframe, metric: 'marketCap', denomination: 'usd', limit: 5000 });
+        const candles = await store.queryCandles({
+          chain: 'base',
+          token: 'BigTok',
+          timeframe,
+          metric: 'marketCap',
+          denomination: 'usd',
+          limit: 5000,
+        });
         const elapsed = performance.now() - began;
         assert.equal(candles.length, 5000);
         console.log(`      5,000 ${timeframe} candles rolled up from 25,000 1m base rows: ${elapsed.toFixed(1)} ms`);
@@ -315,7 +530,10 @@ describe('clickhouse store (chDB)', function () {
     const { client } = await sharedChdb();
     await store.truncateDerived();
     assert.deepEqual(await store.allTrades('solana', 'TokA'), []);
-    const count = await client.query({ query: 'SELECT count() AS n FROM spot.schema_migrations', format: 'JSONEachRow' });
+    const count = await client.query({
+      query: 'SELECT count() AS n FROM spot.schema_migrations',
+      format: 'JSONEachRow',
+    });
     assert.ok(Number((await count.json<{ n: string }>())[0]!.n) >= 1);
   });
 });

@@ -17,7 +17,9 @@ interface Service {
   healthcheck?: unknown;
 }
 
-const compose = parse(fs.readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(fs.readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
 const services = compose.services;
 const readme = fs.readFileSync('README.md', 'utf8');
 /** Variables of the README's configuration table. */
@@ -40,7 +42,8 @@ describe('docker-compose.yml', () => {
 
   it('starts every role as a spot command, with at least two aggregator instances', () => {
     const roles = roleServices.map(([, s]) => spotArgs(s)[1]!);
-    for (const role of ['migrate', 'ingest', 'aggregate', 'api', 'edge']) assert.ok(roles.includes(role), `a service runs spot ${role}`);
+    for (const role of ['migrate', 'ingest', 'aggregate', 'api', 'edge'])
+      assert.ok(roles.includes(role), `a service runs spot ${role}`);
     for (const role of roles) assert.ok(COMMAND_NAMES.includes(role), `spot ${role} is a command`);
     const aggregate = roleServices.find(([, s]) => spotArgs(s)[1] === 'aggregate')![1];
     assert.ok((aggregate.deploy?.replicas ?? 1) >= 2);
@@ -49,7 +52,8 @@ describe('docker-compose.yml', () => {
   it('gives each role only documented variables that the config accepts, pointing at the compose services', () => {
     for (const [name, service] of roleServices) {
       const env = Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(v)]));
-      for (const variable of Object.keys(env)) assert.ok(documented.has(variable), `${name}: ${variable} is in the README's configuration table`);
+      for (const variable of Object.keys(env))
+        assert.ok(documented.has(variable), `${name}: ${variable} is in the README's configuration table`);
       const config = loadConfig(env);
       assert.deepEqual(config.kafkaBrokers, ['kafka:9092'], `${name} uses the Kafka service`);
       const clickhouse = new URL(config.clickhouseUrl!);
@@ -70,10 +74,18 @@ describe('docker-compose.yml', () => {
   it('installs before migrating and migrates before any other role starts', () => {
     const migrate = roleServices.find(([, s]) => spotArgs(s)[1] === 'migrate')![1];
     assert.equal(migrate.depends_on?.install?.condition, 'service_completed_successfully');
-    assert.match(services.install!.command!.join(' '), /npm install/, 'falls back to npm install where npm ci refuses the lock');
+    assert.match(
+      services.install!.command!.join(' '),
+      /npm install/,
+      'falls back to npm install where npm ci refuses the lock',
+    );
     for (const [name, service] of roleServices) {
       if (spotArgs(service)[1] === 'migrate') continue;
-      assert.equal(service.depends_on?.migrate?.condition, 'service_completed_successfully', `${name} waits for the migrations`);
+      assert.equal(
+        service.depends_on?.migrate?.condition,
+        'service_completed_successfully',
+        `${name} waits for the migrations`,
+      );
       assert.equal(service.depends_on?.kafka?.condition, 'service_healthy', `${name} waits for Kafka`);
     }
   });

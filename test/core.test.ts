@@ -11,28 +11,35 @@ describe('core/decimal', () => {
   it('keeps sums of base units exact where floats drift', () => {
     const tenth = D.parse('0.1');
     const sum = D.add(D.add(tenth, tenth), tenth);
-    assert.equal(D.toString(sum), '0.3');
+    assert.equal(D.decToString(sum), '0.3');
     assert.notEqual(0.1 + 0.1 + 0.1, 0.3);
   });
   it('converts base units with their decimals', () => {
-    assert.equal(D.toString(D.fromUnits('50051224', 9)), '0.050051224');
-    assert.equal(D.toString(D.fromUnits('1000000000000000', 6)), '1000000000');
+    assert.equal(D.decToString(D.fromUnits('50051224', 9)), '0.050051224');
+    assert.equal(D.decToString(D.fromUnits('1000000000000000', 6)), '1000000000');
     // 33 places round at the 30th: ...890|123 -> ...890, trailing zero dropped; ...890|5 rounds up.
-    assert.equal(D.toString(D.fromUnits('123456789012345678901234567890123', 33)), '0.12345678901234567890123456789');
-    assert.equal(D.toString(D.fromUnits('123456789012345678901234567890500', 33)), '0.123456789012345678901234567891');
+    assert.equal(
+      D.decToString(D.fromUnits('123456789012345678901234567890123', 33)),
+      '0.12345678901234567890123456789',
+    );
+    assert.equal(
+      D.decToString(D.fromUnits('123456789012345678901234567890500', 33)),
+      '0.123456789012345678901234567891',
+    );
   });
   it('divides with rounding at the 30th place and multiplies exactly', () => {
-    assert.equal(D.toString(D.div(D.parse('1'), D.parse('3'))), '0.333333333333333333333333333333');
-    assert.equal(D.toString(D.div(D.parse('2'), D.parse('3'))), '0.666666666666666666666666666667');
-    assert.equal(D.toString(D.mul(D.parse('1.5'), D.parse('-2.25'))), '-3.375');
-    assert.equal(D.toString(D.div(D.parse('5'), D.ZERO)), '0');
+    assert.equal(D.decToString(D.div(D.parse('1'), D.parse('3'))), '0.333333333333333333333333333333');
+    assert.equal(D.decToString(D.div(D.parse('2'), D.parse('3'))), '0.666666666666666666666666666667');
+    assert.equal(D.decToString(D.mul(D.parse('1.5'), D.parse('-2.25'))), '-3.375');
+    assert.equal(D.decToString(D.div(D.parse('5'), D.ZERO)), '0');
   });
   it('computes signed percentage changes', () => {
-    assert.equal(D.toString(D.pctChange(D.parse('200'), D.parse('195'))), '-2.5');
-    assert.equal(D.toString(D.pct(D.parse('25'), D.parse('200'))), '12.5');
+    assert.equal(D.decToString(D.pctChange(D.parse('200'), D.parse('195'))), '-2.5');
+    assert.equal(D.decToString(D.pct(D.parse('25'), D.parse('200'))), '12.5');
   });
   it('parses and prints round trip, refusing exponents', () => {
-    for (const text of ['0', '-1', '123.000000001', '0.000000000000000000000000000001']) assert.equal(D.toString(D.parse(text)), text);
+    for (const text of ['0', '-1', '123.000000001', '0.000000000000000000000000000001'])
+      assert.equal(D.decToString(D.parse(text)), text);
     assert.throws(() => D.parse('1e-7'));
     assert.throws(() => D.parse('abc'));
     assert.equal(D.toFixedString(D.parse('1.23456'), 2), '1.23');
@@ -53,9 +60,15 @@ describe('core/chains', () => {
     assert.ok(!isAddressOf('solana', '111'));
   });
   it('canonicalises EVM addresses to lower case and compares case-insensitively', () => {
-    assert.equal(canonicalAddress('base', '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'), '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913');
+    assert.equal(
+      canonicalAddress('base', '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+      '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+    );
     assert.equal(canonicalAddress('base', '0x833589fcd6edb6e08f4c7c32d4f71b54bda0291'), null);
-    assert.equal(canonicalAddress('solana', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'), 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v');
+    assert.equal(
+      canonicalAddress('solana', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+      'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+    );
     assert.ok(looksLikeAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'));
     assert.ok(!looksLikeAddress('pepe'));
     assert.equal(tradeId('bsc', '0xab', 7), 'bsc:0xab:7');
@@ -69,7 +82,18 @@ describe('core/schemas', () => {
     const full = sampleToken();
     assert.ok(token.Check(full), JSON.stringify([...token.Errors(full)][0]));
     const minimal = sampleToken();
-    for (const key of ['anchorAddress', 'anchorSymbol', 'annotations', 'bondingCurvePct', 'launchpad', 'graduatedAt', 'graduatedToPool', 'graduatedToDex', 'platforms']) delete minimal[key];
+    for (const key of [
+      'anchorAddress',
+      'anchorSymbol',
+      'annotations',
+      'bondingCurvePct',
+      'launchpad',
+      'graduatedAt',
+      'graduatedToPool',
+      'graduatedToDex',
+      'platforms',
+    ])
+      delete minimal[key];
     assert.ok(token.Check(minimal));
   });
   it('rejects wrong token objects', () => {
@@ -101,12 +125,22 @@ describe('core/schemas', () => {
     assert.ok(!item.Check({ chain: 'solana', address: 'x', rank: 0 }));
     const envelope = TypeCompiler.Compile(ErrorEnvelope);
     assert.ok(envelope.Check({ error: { code: 'UNSUPPORTED_CHAIN', message: 'm', details: { chain: 'eth' } } }));
-    assert.ok(envelope.Check({ error: { code: 'VALIDATION_ERROR', message: 'm', details: [{ field: 'limit', message: 'x' }] } }));
+    assert.ok(
+      envelope.Check({
+        error: { code: 'VALIDATION_ERROR', message: 'm', details: [{ field: 'limit', message: 'x' }] },
+      }),
+    );
     assert.ok(!envelope.Check({ error: { code: 'TEAPOT', message: 'm' } }));
   });
   it('accepts discovery requests with unknown filters and refuses an empty chain list', () => {
     const request = TypeCompiler.Compile(DiscoveryRequest);
-    assert.ok(request.Check({ chains: ['solana'], newPairs: {}, graduated: { sortBy: 'marketCapUsd', limit: 500, filters: { holderCount: { min: 5 }, futureFilter: 1 } } }));
+    assert.ok(
+      request.Check({
+        chains: ['solana'],
+        newPairs: {},
+        graduated: { sortBy: 'marketCapUsd', limit: 500, filters: { holderCount: { min: 5 }, futureFilter: 1 } },
+      }),
+    );
     assert.ok(!request.Check({ chains: [], newPairs: {} }));
     assert.ok(!request.Check({ chains: ['solana'], newPairs: { sortBy: 'hype' } }));
   });
@@ -128,7 +162,10 @@ describe('core/config', () => {
     assert.equal(config.logLevel, 'info');
   });
   it('stops on a bad value, naming the variable', () => {
-    assert.throws(() => loadConfig({ SPOT_HTTP_PORT: 'eighty' }), (e: unknown) => e instanceof ConfigError && e.variable === 'SPOT_HTTP_PORT');
+    assert.throws(
+      () => loadConfig({ SPOT_HTTP_PORT: 'eighty' }),
+      (e: unknown) => e instanceof ConfigError && e.variable === 'SPOT_HTTP_PORT',
+    );
     assert.throws(() => loadConfig({ SPOT_KAFKA_BROKERS: 'nohost' }), /SPOT_KAFKA_BROKERS/);
     assert.throws(() => loadConfig({ SPOT_CLICKHOUSE_URL: 'ftp://x' }), /SPOT_CLICKHOUSE_URL/);
     assert.throws(() => loadConfig({ SPOT_LOG_LEVEL: 'loud' }), /SPOT_LOG_LEVEL/);

@@ -42,14 +42,24 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
       // 1. The embedded reference: `spot ingest` on an embedded log, then the aggregator on it.
       const embeddedDir = path.join(root, 'embedded');
       const t0 = Date.now();
-      const embeddedIngest = start('embedded ingest', [SPOT, 'ingest', ...CHAINS], { ...SIM_ENV, SPOT_DATA_DIR: embeddedDir, SPOT_KAFKA_BROKERS: '', SPOT_CLICKHOUSE_URL: '' });
+      const embeddedIngest = start('embedded ingest', [SPOT, 'ingest', ...CHAINS], {
+        ...SIM_ENV,
+        SPOT_DATA_DIR: embeddedDir,
+        SPOT_KAFKA_BROKERS: '',
+        SPOT_CLICKHOUSE_URL: '',
+      });
       await embeddedIngest.line((l) => l.msg === 'simulator history published', 90_000);
       await terminate(embeddedIngest);
       const reference = start('embedded aggregator', ['--import', 'tsx', AGG_CHILD], {
-        SPOT_DATA_DIR: path.join(root, 'embedded-agg'), AGG_LOG_PATH: embeddedLogPath(embeddedDir), AGG_DUMP_PATH: path.join(root, 'embedded-dump.json'),
+        SPOT_DATA_DIR: path.join(root, 'embedded-agg'),
+        AGG_LOG_PATH: embeddedLogPath(embeddedDir),
+        AGG_DUMP_PATH: path.join(root, 'embedded-dump.json'),
       });
       assert.equal((await reference.exited).code, 0, reference.tail());
-      const expected = JSON.parse(fs.readFileSync(path.join(root, 'embedded-dump.json'), 'utf8')) as Record<string, unknown[]>;
+      const expected = JSON.parse(fs.readFileSync(path.join(root, 'embedded-dump.json'), 'utf8')) as Record<
+        string,
+        unknown[]
+      >;
       assert.ok(expected.trades!.length > 1000, `the simulated log has trades (${expected.trades!.length})`);
 
       console.log(`      embedded reference: ${Date.now() - t0} ms`);
@@ -63,58 +73,126 @@ if (requireKcat('the distributed-mode test (Kafka roles as processes)')) {
       await ingest.line((l) => l.msg === 'simulator history published', 90_000);
       await terminate(ingest);
       const holds = (p: Proc) => p.line((l) => l.msg === 'took partition over', 90_000);
-      const a = start('aggregator A', [SPOT, 'aggregate'], { ...roleEnv('agg-a'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-a' });
-      const b = start('aggregator B', [SPOT, 'aggregate'], { ...roleEnv('agg-b'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-b' });
+      const a = start('aggregator A', [SPOT, 'aggregate'], {
+        ...roleEnv('agg-a'),
+        ...aggEnv,
+        SPOT_AGGREGATOR_ID: 'agg-a',
+      });
+      const b = start('aggregator B', [SPOT, 'aggregate'], {
+        ...roleEnv('agg-b'),
+        ...aggEnv,
+        SPOT_AGGREGATOR_ID: 'agg-b',
+      });
       // A is killed once both instances hold partitions and A made its own durable.
       const bHolds = await holds(b);
       await holds(a);
-      const progressed = await a.line((l) => l.msg === 'state made durable' && (l.processed as number) >= 3000 && (l.time as number) > (bHolds.time as number), 90_000);
+      const progressed = await a.line(
+        (l) =>
+          l.msg === 'state made durable' &&
+          (l.processed as number) >= 3000 &&
+          (l.time as number) > (bHolds.time as number),
+        90_000,
+      );
       a.child.kill('SIGKILL');
       assert.equal((await a.exited).signal, 'SIGKILL');
 
-      const kafka = createKafkaLog(ctx, { brokers: mock.brokers, clientId: 'distributed-test', sessionTimeoutMs: 6000 });
+      const kafka = createKafkaLog(ctx, {
+        brokers: mock.brokers,
+        clientId: 'distributed-test',
+        sessionTimeoutMs: 6000,
+      });
       let total = 0;
-      for (const topic of [TOPICS.swaps.name, TOPICS.tokenEvents.name]) for (const end of (await kafka.endOffsets(topic)).values()) total += end;
-      assert.ok((progressed.processed as number) < total, `A was killed mid-stream (${progressed.processed} of ${total} messages)`);
+      for (const topic of [TOPICS.swaps.name, TOPICS.tokenEvents.name])
+        for (const end of (await kafka.endOffsets(topic)).values()) total += end;
+      assert.ok(
+        (progressed.processed as number) < total,
+        `A was killed mid-stream (${progressed.processed} of ${total} messages)`,
+      );
 
       console.log(`      A killed at ${progressed.processed} of ${total} messages`);
       // 4. B takes A's partitions over and completes the tables.
-      await waitFor(async () => (b.lines.filter((l) => l.msg === 'took partition over').length >= 4 ? true : undefined), 90_000, 'B taking over every partition');
+      await waitFor(
+        async () => (b.lines.filter((l) => l.msg === 'took partition over').length >= 4 ? true : undefined),
+        90_000,
+        'B taking over every partition',
+      );
       // chDB in-process prints 64-bit integers as numbers; ClickHouse's HTTP default quotes them.
-      const client = createClient({ url: `http://127.0.0.1:${sqlPort}`, username: 'spot_writer', password: PASSWORD, clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
+      const client = createClient({
+        url: `http://127.0.0.1:${sqlPort}`,
+        username: 'spot_writer',
+        password: PASSWORD,
+        clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+      });
       try {
         let written = 0;
-        await waitFor(async () => {
-          const result = await client.query({ query: 'SELECT count() AS n FROM spot.trades FINAL', format: 'JSONEachRow' });
-          const [row] = await result.json<{ n: string | number }>();
-          written = Number(row?.n);
-          return written === expected.trades!.length ? true : undefined;
-        }, 90_000, `B writing all ${expected.trades!.length} trades`).catch(async (error: Error) => {
-          const notes = (p: Proc) => p.lines.filter((l) => /partition|durable|snapshot/.test(l.msg ?? '')).map((l) => JSON.stringify(l)).join('\n');
+        await waitFor(
+          async () => {
+            const result = await client.query({
+              query: 'SELECT count() AS n FROM spot.trades FINAL',
+              format: 'JSONEachRow',
+            });
+            const [row] = await result.json<{ n: string | number }>();
+            written = Number(row?.n);
+            return written === expected.trades!.length ? true : undefined;
+          },
+          90_000,
+          `B writing all ${expected.trades!.length} trades`,
+        ).catch(async (error: Error) => {
+          const notes = (p: Proc) =>
+            p.lines
+              .filter((l) => /partition|durable|snapshot/.test(l.msg ?? ''))
+              .map((l) => JSON.stringify(l))
+              .join('\n');
           const result = await client.query({ query: 'SELECT id FROM spot.trades FINAL', format: 'JSONEachRow' });
           const have = new Set((await result.json<{ id: string }>()).map((r) => r.id));
-          const missing = (expected.trades as Array<{ id: string; chain: string; token: string; timestamp: unknown }>).filter((t) => !have.has(t.id))
+          const missing = (expected.trades as Array<{ id: string; chain: string; token: string; timestamp: unknown }>)
+            .filter((t) => !have.has(t.id))
             .map((t) => `${t.id} p${partitionFor(`${t.chain}:${t.token}`, 4)} ${String(t.timestamp)}`);
-          throw new Error(`${error.message} (${written} written of ${total} messages); missing:\n${missing.slice(0, 40).join('\n')}\nA:\n${notes(a)}\nB:\n${notes(b)}`);
+          throw new Error(
+            `${error.message} (${written} written of ${total} messages); missing:\n${missing.slice(0, 40).join('\n')}\nA:\n${notes(a)}\nB:\n${notes(b)}`,
+          );
         });
-        const takeovers = b.lines.filter((l) => l.msg === 'took partition over')
-          .map((l) => `p${l.partition}@${l.processed} (${l.durableTokens} durable token states, ${l.replayed} journaled inputs replayed)`);
+        const takeovers = b.lines
+          .filter((l) => l.msg === 'took partition over')
+          .map(
+            (l) =>
+              `p${l.partition}@${l.processed} (${l.durableTokens} durable token states, ${l.replayed} journaled inputs replayed)`,
+          );
         console.log(`      B took over: ${takeovers.join(', ')}`);
         // A's partitions moved with the state A made durable, not rebuilt from the whole log.
-        const afterKill = b.lines.filter((l) => l.msg === 'took partition over' && (l.time as number) > (progressed.time as number));
-        assert.ok(afterKill.length >= 1 && afterKill.every((l) => (l.durableTokens as number) > 0), `B adopted A's durable state: ${takeovers.join(', ')}`);
+        const afterKill = b.lines.filter(
+          (l) => l.msg === 'took partition over' && (l.time as number) > (progressed.time as number),
+        );
+        assert.ok(
+          afterKill.length >= 1 && afterKill.every((l) => (l.durableTokens as number) > 0),
+          `B adopted A's durable state: ${takeovers.join(', ')}`,
+        );
 
         // 5. A restarts from its local snapshot (taken before the kill); the group gives it
         // partitions back, B writes their state as it gives them up, A takes them over from that.
-        const a2 = start('aggregator A restarted', [SPOT, 'aggregate'], { ...roleEnv('agg-a'), ...aggEnv, SPOT_AGGREGATOR_ID: 'agg-a' });
+        const a2 = start('aggregator A restarted', [SPOT, 'aggregate'], {
+          ...roleEnv('agg-a'),
+          ...aggEnv,
+          SPOT_AGGREGATOR_ID: 'agg-a',
+        });
         const back = await a2.line((l) => l.msg === 'took partition over', 120_000);
         const gaveUp = await b.line((l) => l.msg === 'gave partition up', 30_000);
-        console.log(`      A restarted (resumed from ${String(a2.lines.find((l) => l.msg === 'aggregator starting')?.resumedFrom)}), took p${back.partition} back (${back.durableTokens} durable token states); B gave p${gaveUp.partition} up`);
+        console.log(
+          `      A restarted (resumed from ${String(a2.lines.find((l) => l.msg === 'aggregator starting')?.resumedFrom)}), took p${back.partition} back (${back.durableTokens} durable token states); B gave p${gaveUp.partition} up`,
+        );
         assert.ok((back.durableTokens as number) > 0, 'A took a partition back from the state B made durable');
         await terminate(a2);
         await terminate(b);
         const actual = await dumpTables(client);
-        for (const table of ['trades', 'candles', 'tokens', 'token_events', 'wallet_labels', 'balances', 'identity_trades']) {
+        for (const table of [
+          'trades',
+          'candles',
+          'tokens',
+          'token_events',
+          'wallet_labels',
+          'balances',
+          'identity_trades',
+        ]) {
           assert.equal(actual[table]!.length, expected[table]!.length, `rows of ${table}`);
           assert.deepEqual(actual[table], expected[table], `table ${table}`);
         }

@@ -30,14 +30,24 @@ describe('spot up (end to end, child process)', function () {
     child = spawn(process.execPath, ['bin/spot.js', 'up'], {
       env: {
         ...process.env,
-        SPOT_DATA_DIR: dataDir, SPOT_HTTP_PORT: String(httpPort), SPOT_WS_PORT: String(wsPort), SPOT_SQL_PORT: String(sqlPort),
-        SPOT_API_KEYS: KEY, SPOT_SIM_WARM_HOURS: '1', SPOT_SIM_RATE: '100', SPOT_LOG_LEVEL: 'info',
+        SPOT_DATA_DIR: dataDir,
+        SPOT_HTTP_PORT: String(httpPort),
+        SPOT_WS_PORT: String(wsPort),
+        SPOT_SQL_PORT: String(sqlPort),
+        SPOT_API_KEYS: KEY,
+        SPOT_SIM_WARM_HOURS: '1',
+        SPOT_SIM_RATE: '100',
+        SPOT_LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
-    await waitFor(async () => ((await fetch(`${http}/openapi.json`)).ok ? true : undefined), 90_000, 'the REST API').catch((error) => {
+    await waitFor(
+      async () => ((await fetch(`${http}/openapi.json`)).ok ? true : undefined),
+      90_000,
+      'the REST API',
+    ).catch((error) => {
       throw new Error(`${error.message}\n--- service output ---\n${output.slice(-4000)}`);
     });
   });
@@ -52,32 +62,51 @@ describe('spot up (end to end, child process)', function () {
 
   it('shows every chain trading and serves a discovery board', async () => {
     const chains = ['solana', 'base', 'bsc', 'robinhood', 'arc'];
-    const counts = await waitFor(async () => {
-      const client = createClient({ url: sql });
-      try {
-        const result = await client.query({ query: 'SELECT chain, count() AS n FROM spot.trades GROUP BY chain', format: 'JSONEachRow' });
-        const rows = (await result.json()) as { chain: string; n: string | number }[];
-        return chains.every((chain) => rows.some((row) => row.chain === chain && Number(row.n) > 0)) ? rows : undefined;
-      } finally {
-        await client.close();
-      }
-    }, 90_000, 'trades on all five chains');
+    const counts = await waitFor(
+      async () => {
+        const client = createClient({ url: sql });
+        try {
+          const result = await client.query({
+            query: 'SELECT chain, count() AS n FROM spot.trades GROUP BY chain',
+            format: 'JSONEachRow',
+          });
+          const rows = (await result.json()) as { chain: string; n: string | number }[];
+          return chains.every((chain) => rows.some((row) => row.chain === chain && Number(row.n) > 0))
+            ? rows
+            : undefined;
+        } finally {
+          await client.close();
+        }
+      },
+      90_000,
+      'trades on all five chains',
+    );
     assert.equal(counts.length, 5);
 
-    type Board = { columns: { column: string; deltas: { rank: number; data: { address: string; chain: string } }[] }[] };
+    type Board = {
+      columns: { column: string; deltas: { rank: number; data: { address: string; chain: string } }[] }[];
+    };
     // Token objects reach the API's hot views a moment after their trades reach ClickHouse.
-    const body = await waitFor(async () => {
-      const response = await fetch(`${http}/v1/discovery`, {
-        method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ chains, newPairs: {}, graduating: {}, graduated: {} }),
-      });
-      assert.equal(response.status, 200);
-      assert.ok(response.headers.get('x-ratelimit-remaining'));
-      assert.ok(response.headers.get('x-request-id'));
-      const board = (await response.json()) as Board;
-      return board.columns.some((c) => c.deltas.length > 0) ? board : undefined;
-    }, 60_000, 'a discovery board with tokens');
-    assert.deepEqual(body.columns.map((c) => c.column), ['newPairs', 'graduating', 'graduated']);
+    const body = await waitFor(
+      async () => {
+        const response = await fetch(`${http}/v1/discovery`, {
+          method: 'POST',
+          headers: { ...auth, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ chains, newPairs: {}, graduating: {}, graduated: {} }),
+        });
+        assert.equal(response.status, 200);
+        assert.ok(response.headers.get('x-ratelimit-remaining'));
+        assert.ok(response.headers.get('x-request-id'));
+        const board = (await response.json()) as Board;
+        return board.columns.some((c) => c.deltas.length > 0) ? board : undefined;
+      },
+      60_000,
+      'a discovery board with tokens',
+    );
+    assert.deepEqual(
+      body.columns.map((c) => c.column),
+      ['newPairs', 'graduating', 'graduated'],
+    );
     const anyToken = body.columns.flatMap((c) => c.deltas)[0]!;
     const details = await fetch(`${http}/v1/tokens/${anyToken.data.chain}/${anyToken.data.address}`, { headers: auth });
     assert.equal(details.status, 200);
@@ -85,7 +114,10 @@ describe('spot up (end to end, child process)', function () {
     assert.match(token.price.usd, /^\d+(\.\d+)?$/);
     assert.deepEqual(Object.keys(token.stats).sort(), ['1h', '24h', '30m', '5m', '6h']);
 
-    const candles = await fetch(`${http}/v1/tokens/${anyToken.data.chain}/${anyToken.data.address}/ohlcv?timeframe=1m`, { headers: auth });
+    const candles = await fetch(
+      `${http}/v1/tokens/${anyToken.data.chain}/${anyToken.data.address}/ohlcv?timeframe=1m`,
+      { headers: auth },
+    );
     assert.equal(candles.status, 200);
     assert.ok(((await candles.json()) as { candles: unknown[] }).candles.length > 0);
   });
@@ -111,8 +143,14 @@ describe('spot up (end to end, child process)', function () {
     });
     socket.on('message', (raw) => frames.push(JSON.parse(String(raw))));
     socket.send(JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { identity: 'kol' }, id: 'k' }));
-    socket.send(JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { identity: 'fomoscan' }, id: 'f' }));
-    await waitFor(async () => (frames.some((f) => f.type === 'update') ? true : undefined), 60_000, 'a live trade update');
+    socket.send(
+      JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { identity: 'fomoscan' }, id: 'f' }),
+    );
+    await waitFor(
+      async () => (frames.some((f) => f.type === 'update') ? true : undefined),
+      60_000,
+      'a live trade update',
+    );
     assert.ok(frames.some((f) => f.type === 'ack'));
     socket.close();
   });

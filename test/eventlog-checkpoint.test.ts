@@ -23,10 +23,17 @@ describe('embedded log WAL checkpoints', () => {
     const file = path.join(dir, 'log.sqlite');
     // A 64 KiB threshold: the 2 MiB below asks for a checkpoint many times over.
     const log = createEmbeddedLog(ctx, { path: file, checkpointAfter: 64 << 10, retentionIntervalMs: 0 });
-    await log.ensureTopics([{ name: 'bulk', partitions: 2, compacted: false }, { name: 'latest', partitions: 2, compacted: true }]);
+    await log.ensureTopics([
+      { name: 'bulk', partitions: 2, compacted: false },
+      { name: 'latest', partitions: 2, compacted: true },
+    ]);
     const value = (i: number) => `${i}:${'x'.repeat(1000)}`;
     for (let round = 0; round < 64; round++) {
-      const messages = Array.from({ length: 32 }, (_, j) => ({ key: `k${(round * 32 + j) % 50}`, value: value(round * 32 + j), timestamp: round * 32 + j }));
+      const messages = Array.from({ length: 32 }, (_, j) => ({
+        key: `k${(round * 32 + j) % 50}`,
+        value: value(round * 32 + j),
+        timestamp: round * 32 + j,
+      }));
       await log.produce('bulk', messages);
       await log.produce('latest', messages);
       // Let the worker's replies in, so checkpoints overlap the next appends.
@@ -38,7 +45,11 @@ describe('embedded log WAL checkpoints', () => {
     const db = new Database(file, { readonly: true });
     try {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-      const counts = db.prepare('SELECT (SELECT sum(last_offset - base_offset + 1) FROM batches) AS bulk, (SELECT count(*) FROM compacted) AS latest').get() as { bulk: number; latest: number };
+      const counts = db
+        .prepare(
+          'SELECT (SELECT sum(last_offset - base_offset + 1) FROM batches) AS bulk, (SELECT count(*) FROM compacted) AS latest',
+        )
+        .get() as { bulk: number; latest: number };
       assert.deepEqual(counts, { bulk: 64 * 32, latest: 50 });
     } finally {
       db.close();
@@ -55,6 +66,10 @@ describe('embedded log WAL checkpoints', () => {
       byPartition.set(message.partition, list);
       assert.equal(message.value, value(Number(message.value.split(':')[0])));
     }
-    for (const list of byPartition.values()) assert.deepEqual(list, [...list].sort((a, b) => a - b));
+    for (const list of byPartition.values())
+      assert.deepEqual(
+        list,
+        [...list].sort((a, b) => a - b),
+      );
   });
 });

@@ -32,7 +32,12 @@ interface Backend {
 let unique = 0;
 const name = (what: string) => `${what}-${process.pid}-${++unique}`;
 
-function messages(count: number, keyCount: number, from = 0, timestamp = (i: number) => 1_700_000_000_000 + i): ProduceMessage[] {
+function messages(
+  count: number,
+  keyCount: number,
+  from = 0,
+  timestamp = (i: number) => 1_700_000_000_000 + i,
+): ProduceMessage[] {
   return Array.from({ length: count }, (_, j) => {
     const i = from + j;
     return { key: `solana:key${i % keyCount}`, value: JSON.stringify({ seq: i }), timestamp: timestamp(i) };
@@ -61,7 +66,7 @@ async function consume(consumer: Consumer, count: number): Promise<LogMessage[]>
 }
 
 function conformance(label: string, setup: () => Promise<Backend | null>): void {
-  describe(`event log conformance: ${label}`, function () {
+  describe(`event log conformance: ${label}`, () => {
     let backend: Backend;
     let log: EventLog;
 
@@ -91,7 +96,11 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       const byPartition = new Map<number, number[]>();
       for (const m of got) byPartition.set(m.partition, [...(byPartition.get(m.partition) ?? []), m.offset]);
       assert.ok(byPartition.size > 1, 'keys spread over partitions');
-      for (const offsets of byPartition.values()) assert.deepEqual(offsets, offsets.map((_, i) => i));
+      for (const offsets of byPartition.values())
+        assert.deepEqual(
+          offsets,
+          offsets.map((_, i) => i),
+        );
     });
 
     it('keeps order per key; a key always lands in its murmur2 partition', async () => {
@@ -123,7 +132,10 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       log = await backend.open();
       await log.produce(topic, messages(15, 8, 1000));
       const second = await consume(log.consumer({ group, topics: [topic] }), 15);
-      assert.deepEqual(second.map(seqOf).sort((a, b) => a - b), Array.from({ length: 15 }, (_, i) => 1000 + i));
+      assert.deepEqual(
+        second.map(seqOf).sort((a, b) => a - b),
+        Array.from({ length: 15 }, (_, i) => 1000 + i),
+      );
     });
 
     it('stops without committing when eachBatch throws, and run() rejects with the error', async () => {
@@ -132,10 +144,13 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       await log.produce(topic, messages(20, 4));
       const consumer = log.consumer({ group, topics: [topic] });
       let calls = 0;
-      await assert.rejects(consumer.run(async () => {
-        calls++;
-        throw new Error('sink down');
-      }), /sink down/);
+      await assert.rejects(
+        consumer.run(async () => {
+          calls++;
+          throw new Error('sink down');
+        }),
+        /sink down/,
+      );
       assert.equal(calls, 1);
       await consumer.stop();
       const committed = await consumer.committed(topic);
@@ -181,7 +196,10 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       const fromA = await consume(log.consumer({ group: a, topics: [topic] }), 30);
       const committedA = await log.consumer({ group: a, topics: [topic] }).committed(topic);
       const fromB = await consume(log.consumer({ group: b, topics: [topic] }), 30);
-      assert.deepEqual(fromB.map(seqOf).sort((x, y) => x - y), fromA.map(seqOf).sort((x, y) => x - y));
+      assert.deepEqual(
+        fromB.map(seqOf).sort((x, y) => x - y),
+        fromA.map(seqOf).sort((x, y) => x - y),
+      );
       assert.deepEqual(await log.consumer({ group: a, topics: [topic] }).committed(topic), committedA);
     });
 
@@ -200,17 +218,28 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       };
       const member = (id: 'a' | 'b') => {
         const consumer = log.consumer({
-          group, topics: [topic],
+          group,
+          topics: [topic],
           onAssign: (tps) => {
             for (const tp of tps) owned[id].add(tp.partition);
-            events.push(`${id}+${tps.map((tp) => tp.partition).sort().join(',')}`);
+            events.push(
+              `${id}+${tps
+                .map((tp) => tp.partition)
+                .sort()
+                .join(',')}`,
+            );
             changed();
           },
           onRevoke: (tps) => {
             for (const tp of tps) {
               assert.ok(owned[id].delete(tp.partition), `${id} revoked ${tp.partition} it did not own`);
             }
-            events.push(`${id}-${tps.map((tp) => tp.partition).sort().join(',')}`);
+            events.push(
+              `${id}-${tps
+                .map((tp) => tp.partition)
+                .sort()
+                .join(',')}`,
+            );
             changed();
           },
         });
@@ -232,9 +261,15 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       await log.produce(topic, messages(40, 10, 100));
       await until(() => received.length >= 80);
       const second = received.slice(40);
-      assert.deepEqual(second.map((r) => seqOf(r.message)).sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => 100 + i));
+      assert.deepEqual(
+        second.map((r) => seqOf(r.message)).sort((x, y) => x - y),
+        Array.from({ length: 40 }, (_, i) => 100 + i),
+      );
       for (const { member: id, message } of second) assert.ok(owned[id].has(message.partition));
-      assert.ok(second.some((r) => r.member === 'b'), 'the second member took part');
+      assert.ok(
+        second.some((r) => r.member === 'b'),
+        'the second member took part',
+      );
 
       await b.consumer.stop();
       await b.running;
@@ -248,9 +283,15 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       const topic = name('compacted');
       await log.ensureTopics([{ name: topic, partitions: 4, compacted: true }]);
       for (let version = 1; version <= 4; version++) {
-        await log.produce(topic, Array.from({ length: 10 }, (_, k) => ({ key: `base:token${k}`, value: `v${version}` })));
+        await log.produce(
+          topic,
+          Array.from({ length: 10 }, (_, k) => ({ key: `base:token${k}`, value: `v${version}` })),
+        );
       }
-      await log.produce(topic, [{ key: 'base:token3', value: 'v5' }, { key: 'base:token3', value: 'v6' }]);
+      await log.produce(topic, [
+        { key: 'base:token3', value: 'v5' },
+        { key: 'base:token3', value: 'v6' },
+      ]);
       const latest = new Map<string, string>();
       let read = 0;
       await log.readToEnd(topic, (m) => {
@@ -295,11 +336,17 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       const topic = name('time');
       const base = 1_750_000_000_000;
       await log.produce(topic, messages(40, 7, 0, (i) => base + i * 1000).slice(0, 25));
-      await log.produce(topic, messages(15, 7, 25, (i) => base + i * 1000));
+      await log.produce(
+        topic,
+        messages(15, 7, 25, (i) => base + i * 1000),
+      );
       const consumer = log.consumer({ group: name('g'), topics: [topic] });
       await consumer.seekToTime(topic, base + 22_500);
       const got = await consume(consumer, 40 - 23);
-      assert.deepEqual(got.map(seqOf).sort((a, b) => a - b), Array.from({ length: 17 }, (_, i) => 23 + i));
+      assert.deepEqual(
+        got.map(seqOf).sort((a, b) => a - b),
+        Array.from({ length: 17 }, (_, i) => 23 + i),
+      );
     });
 
     it('reports end offsets per partition', async () => {
@@ -316,16 +363,20 @@ function conformance(label: string, setup: () => Promise<Backend | null>): void 
       assert.deepEqual(new Map([...ends].sort((a, b) => a[0] - b[0])), expected);
     });
 
-    it('loses no acknowledged message when the producing process is SIGKILLed', async function () {
+    it('loses no acknowledged message when the producing process is SIGKILLed', async () => {
       const topic = name('kill');
       // Create the topic first so the child and the reader agree on it from the start.
       await log.produce(topic, [{ key: 'key-0', value: JSON.stringify({ seq: -1 }) }]);
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...backend.childArgs(topic)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...backend.childArgs(topic)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (chunk) => (stderr += chunk));
       const acked: number[] = [];
       let partial = '';
-      const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+      const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        child.once('exit', (code, signal) => resolve(signal ?? code)),
+      );
       await new Promise<void>((resolve, reject) => {
         child.once('exit', () => reject(new Error(`child exited early: ${stderr}`)));
         child.stdout.on('data', (chunk: Buffer) => {
@@ -373,7 +424,8 @@ conformance('kafka (librdkafka mock cluster)', async () => {
   if (!requireKcat('the Kafka event log conformance suite')) return null;
   const mock: KafkaMock = await startKafkaMock();
   return {
-    open: async () => createKafkaLog(testContext(), { brokers: mock.brokers, clientId: 'eventlog-test', sessionTimeoutMs: 4000 }),
+    open: async () =>
+      createKafkaLog(testContext(), { brokers: mock.brokers, clientId: 'eventlog-test', sessionTimeoutMs: 4000 }),
     childArgs: (topic) => ['kafka', mock.brokers.join(','), topic],
     teardown: () => mock.stop(),
   };
@@ -395,7 +447,10 @@ describe('event log typed values', () => {
   it('validates typed values at the log boundary', async () => {
     const topic = TOPICS.candles;
     const bad = { chain: 'solana', token: 'x', updatedAt: 1, open: 5 } as never;
-    await assert.rejects(produceValues(log, topic, [{ key: 'solana:x', value: bad, timestamp: 1 }]), /spot\.candles\.v1/);
+    await assert.rejects(
+      produceValues(log, topic, [{ key: 'solana:x', value: bad, timestamp: 1 }]),
+      /spot\.candles\.v1/,
+    );
     const value = { chain: 'solana' as const, token: 'So1', updatedAt: 7, open: {} };
     await produceValues(log, topic, [{ key: 'solana:So1', value, timestamp: 7 }]);
     const read: unknown[] = [];
@@ -413,12 +468,31 @@ describe('event log internals', () => {
 
   it('partitions keys exactly as kafkajs does (murmur2), ASCII and not', () => {
     const kafkaPartitioner = kafkajs.Partitioners.DefaultPartitioner();
-    const keys = ['', 'a', 'ab', 'abc', 'abcd', 'solana:So11111111111111111111111111111111111111112', 'base:0x4200000000000000000000000000000000000006', 'clé-ü-漢字-🙂'];
+    const keys = [
+      '',
+      'a',
+      'ab',
+      'abc',
+      'abcd',
+      'solana:So11111111111111111111111111111111111111112',
+      'base:0x4200000000000000000000000000000000000006',
+      'clé-ü-漢字-🙂',
+    ];
     for (let i = 0; i < 300; i++) keys.push(`bsc:0x${(i * 2654435761).toString(16)}${'z'.repeat(i % 7)}`);
     for (const partitions of [1, 3, 4, 16]) {
-      const partitionMetadata = Array.from({ length: partitions }, (_, p) => ({ partitionId: p, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+      const partitionMetadata = Array.from({ length: partitions }, (_, p) => ({
+        partitionId: p,
+        leader: 0,
+        partitionErrorCode: 0,
+        replicas: [0],
+        isr: [0],
+      }));
       for (const key of keys) {
-        assert.equal(partitionFor(key, partitions), kafkaPartitioner({ topic: 't', partitionMetadata, message: { key, value: null } }), key);
+        assert.equal(
+          partitionFor(key, partitions),
+          kafkaPartitioner({ topic: 't', partitionMetadata, message: { key, value: null } }),
+          key,
+        );
       }
     }
   });
@@ -431,8 +505,14 @@ describe('event log internals', () => {
       { name: 'state', partitions: 2, compacted: true },
     ]);
     // Event times from 2001: a replay of old events must survive until its retention passes.
-    await log.produce('kept-short', messages(30, 5, 0, (i) => 1_000_000_000_000 + i));
-    await log.produce('state', messages(30, 5, 0, (i) => 1_000_000_000_000 + i));
+    await log.produce(
+      'kept-short',
+      messages(30, 5, 0, (i) => 1_000_000_000_000 + i),
+    );
+    await log.produce(
+      'state',
+      messages(30, 5, 0, (i) => 1_000_000_000_000 + i),
+    );
     await log.close();
 
     const store = openStore({ path: file });
@@ -442,9 +522,18 @@ describe('event log internals', () => {
       assert.equal(store.applyRetention(short, Date.now()), 0);
       assert.ok(store.applyRetention(short, Date.now() + 61_000) > 0);
       assert.equal(store.applyRetention(state, Date.now() + 61_000), 0);
-      assert.deepEqual([0, 1].map((p) => store.fetch(short, p, 0, 100).length), [0, 0]);
-      assert.equal([...store.endOffsets(short).values()].reduce((a, b) => a + b, 0), 30);
-      assert.equal([0, 1].map((p) => store.fetch(state, p, 0, 100).length).reduce((a, b) => a + b, 0), 5);
+      assert.deepEqual(
+        [0, 1].map((p) => store.fetch(short, p, 0, 100).length),
+        [0, 0],
+      );
+      assert.equal(
+        [...store.endOffsets(short).values()].reduce((a, b) => a + b, 0),
+        30,
+      );
+      assert.equal(
+        [0, 1].map((p) => store.fetch(state, p, 0, 100).length).reduce((a, b) => a + b, 0),
+        5,
+      );
     } finally {
       store.close();
     }
@@ -457,7 +546,8 @@ describe('event log internals', () => {
     const group = 'g-handover';
     const seen = new Map<string, number>();
     const record = (batch: { messages: LogMessage[] }) => {
-      for (const m of batch.messages) seen.set(`${m.partition}/${m.offset}`, (seen.get(`${m.partition}/${m.offset}`) ?? 0) + 1);
+      for (const m of batch.messages)
+        seen.set(`${m.partition}/${m.offset}`, (seen.get(`${m.partition}/${m.offset}`) ?? 0) + 1);
     };
     const a = log.consumer({ group, topics: [topic] });
     const b = log.consumer({ group, topics: [topic] });
@@ -472,7 +562,8 @@ describe('event log internals', () => {
     /** Waits up to 2 s for `check`; resolves with the ms it took. */
     const settle = async (what: string, check: () => Promise<boolean> | boolean) => {
       const started = performance.now();
-      while (!(await check()) && performance.now() - started < 2000) await new Promise((resolve) => setTimeout(resolve, 2));
+      while (!(await check()) && performance.now() - started < 2000)
+        await new Promise((resolve) => setTimeout(resolve, 2));
       assert.ok(await check(), what);
       return performance.now() - started;
     };
@@ -483,7 +574,8 @@ describe('event log internals', () => {
       const reader = log.consumer({ group, topics: [topic] });
       const ends = await log.endOffsets(topic);
       const commitWaitMs = await settle('A committed everything after it went idle', async () =>
-        [...(await reader.committed(topic))].every(([p, offset]) => offset === ends.get(p)));
+        [...(await reader.committed(topic))].every(([p, offset]) => offset === ends.get(p)),
+      );
       // The idle commit is timed COMMIT_EVERY_MS (100 ms) after the previous one; slack for a loaded machine.
       assert.ok(commitWaitMs < 1000, `idle commit after ${Math.round(commitWaitMs)} ms`);
       joinOnNext = true;
@@ -492,7 +584,11 @@ describe('event log internals', () => {
       await log.produce(topic, messages(200, 40, 400));
       await settle('the third batch was delivered', async () => seen.size === (await total()));
       assert.ok(bRunning, 'B joined');
-      assert.deepEqual([...seen.values()].filter((n) => n !== 1), [], 'every message delivered once across the handover');
+      assert.deepEqual(
+        [...seen.values()].filter((n) => n !== 1),
+        [],
+        'every message delivered once across the handover',
+      );
     } finally {
       await a.stop();
       await b.stop();
@@ -513,7 +609,10 @@ describe('event log internals', () => {
       await assert.rejects(reader.produce('shared', messages(1, 1)));
       const seen: number[] = [];
       await reader.readToEnd('shared', (m) => seen.push(m.offset));
-      assert.deepEqual(seen, Array.from({ length: 2500 }, (_, i) => i));
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 2500 }, (_, i) => i),
+      );
     } finally {
       await reader.close();
       await writer.close();

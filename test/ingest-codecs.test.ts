@@ -49,7 +49,10 @@ describe('base58', () => {
   });
 
   it('rejects characters outside the alphabet with their position', () => {
-    assert.throws(() => base58Decode('abc0'), (error: Error) => error instanceof RangeError && /at 3/.test(error.message));
+    assert.throws(
+      () => base58Decode('abc0'),
+      (error: Error) => error instanceof RangeError && /at 3/.test(error.message),
+    );
     assert.throws(() => base58Decode('é'), RangeError);
   });
 });
@@ -63,7 +66,7 @@ function littleEndian(value: bigint): Uint8Array {
 }
 
 describe('ed25519 on-curve test', () => {
-  it('agrees with Euler\'s criterion on random candidates, without touching the input', () => {
+  it("agrees with Euler's criterion on random candidates, without touching the input", () => {
     let on = 0;
     for (let i = 0; i < 1500; i++) {
       const bytes = crypto.randomBytes(32);
@@ -86,7 +89,7 @@ describe('ed25519 on-curve test', () => {
     assert.equal(isOnCurve(littleEndian(1n)), true); // y = 1: x = 0
   });
 
-  it('computes Legendre symbols of a small prime like Euler\'s criterion', () => {
+  it("computes Legendre symbols of a small prime like Euler's criterion", () => {
     const p = 1_000_003n;
     for (let a = 0n; a < 3000n; a++) {
       const euler = a % p === 0n ? 0 : modPowSmall(a, (p - 1n) / 2n, p) === 1n ? 1 : -1;
@@ -109,7 +112,7 @@ function modPowSmall(base: bigint, exponent: bigint, modulus: bigint): bigint {
 function randomWord(): string {
   const shape = crypto.randomInt(6);
   if (shape === 0) return crypto.randomBytes(32).toString('hex');
-  if (shape === 1) return (crypto.randomInt(2)).toString(16).padStart(64, '0'); // 0 or 1
+  if (shape === 1) return crypto.randomInt(2).toString(16).padStart(64, '0'); // 0 or 1
   if (shape === 2) return crypto.randomBytes(3).toString('hex').padStart(64, '0'); // fits int24/uint24
   if (shape === 3) return crypto.randomBytes(20).toString('hex').padStart(64, '0'); // address-like
   if (shape === 4) return 'f'.repeat(58) + crypto.randomBytes(3).toString('hex'); // small negative
@@ -120,14 +123,16 @@ function randomWord(): string {
 function outcome(run: () => unknown): unknown {
   try {
     const args = run() as Record<string, unknown>;
-    return Object.fromEntries(Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? value.toLowerCase() : value]));
+    return Object.fromEntries(
+      Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? value.toLowerCase() : value]),
+    );
   } catch (error) {
     return { threw: (error as Error).name };
   }
 }
 
 describe('precompiled EVM event decoders', () => {
-  it('give viem\'s strict decodeEventLog results and errors, on valid and malformed logs', () => {
+  it("give viem's strict decodeEventLog results and errors, on valid and malformed logs", () => {
     for (const [name, item] of Object.entries(EVENTS)) {
       const decode = compileEventDecoder(item);
       const indexedCount = item.inputs.filter((input) => 'indexed' in input && input.indexed).length;
@@ -145,7 +150,10 @@ describe('precompiled EVM event decoders', () => {
         if (malformed === 6 && data.length > 10) data = `${data.slice(0, 10)}zz${data.slice(12)}`; // not hex
         if (malformed === 7) data = '0x';
         if (malformed === 8) topics = [`0x${randomWord()}`, ...topics.slice(1)]; // another event's topic0
-        const expected = outcome(() => decodeEventLog({ abi: [item], topics: topics as [Hex, ...Hex[]], data: data as Hex, strict: true }).args);
+        const expected = outcome(
+          () =>
+            decodeEventLog({ abi: [item], topics: topics as [Hex, ...Hex[]], data: data as Hex, strict: true }).args,
+        );
         const actual = outcome(() => decode(topics as Hex[], data as Hex));
         assert.deepEqual(actual, expected, `${name}: topics ${topics.join(',')} data ${data}`);
       }

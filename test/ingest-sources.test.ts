@@ -38,11 +38,14 @@ async function waitFor(what: string, check: () => Promise<boolean> | boolean, ti
 
 async function readAll<T>(log: EventLog, topic: string): Promise<Array<{ key: string; value: T; timestamp: number }>> {
   const out: Array<{ key: string; value: T; timestamp: number }> = [];
-  await log.readToEnd(topic, (message) => out.push({ key: message.key, value: JSON.parse(message.value) as T, timestamp: message.timestamp }));
+  await log.readToEnd(topic, (message) =>
+    out.push({ key: message.key, value: JSON.parse(message.value) as T, timestamp: message.timestamp }),
+  );
   return out;
 }
 
-const count = (ids: string[]) => ids.reduce((map, id) => map.set(id, (map.get(id) ?? 0) + 1), new Map<string, number>());
+const count = (ids: string[]) =>
+  ids.reduce((map, id) => map.set(id, (map.get(id) ?? 0) + 1), new Map<string, number>());
 
 /** Every id of `expected` exactly once in `actual`. */
 function assertExactlyOnce(actual: string[], expected: string[]): void {
@@ -51,7 +54,11 @@ function assertExactlyOnce(actual: string[], expected: string[]): void {
 }
 
 /** Journals produce calls and acknowledgements of a real log, to check the publish order. */
-function journaling(log: EventLog, journal: Array<{ at: 'start' | 'ack'; topic: string; values: any[] }>, failFirst = 0): EventLog {
+function journaling(
+  log: EventLog,
+  journal: Array<{ at: 'start' | 'ack'; topic: string; values: any[] }>,
+  failFirst = 0,
+): EventLog {
   let failures = failFirst;
   return {
     kind: log.kind,
@@ -73,7 +80,7 @@ function journaling(log: EventLog, journal: Array<{ at: 'start' | 'ack'; topic: 
   };
 }
 
-describe('ingest sources', function () {
+describe('ingest sources', () => {
   let dir: string;
   let log: EventLog;
   let cursors: CursorStore;
@@ -96,20 +103,50 @@ describe('ingest sources', function () {
 
   describe('publisher', () => {
     const position = (i: number) => ({
-      id: `base:0x${i.toString(16).padStart(64, '0')}:0`, chain: 'base' as const, transactionHash: `0x${i.toString(16).padStart(64, '0')}`,
-      eventIndex: 0, blockNumber: 10 + i, blockTime: 1_700_000_000_000 + i,
+      id: `base:0x${i.toString(16).padStart(64, '0')}:0`,
+      chain: 'base' as const,
+      transactionHash: `0x${i.toString(16).padStart(64, '0')}`,
+      eventIndex: 0,
+      blockNumber: 10 + i,
+      blockTime: 1_700_000_000_000 + i,
     });
     const token = '0x' + 'ab'.repeat(20);
     const swap = (i: number): RawSwap => ({
-      ...position(i), token, quoteAsset: CHAIN_INFO.base.native.wrapped, tokenAmount: '1000', tokenDecimals: 18, quoteAmount: '5',
-      quoteDecimals: 18, side: 'buy', trader: '0x' + '11'.repeat(20), pool: '0x' + '22'.repeat(20), dex: 'uniswap-v2', launchpad: null,
+      ...position(i),
+      token,
+      quoteAsset: CHAIN_INFO.base.native.wrapped,
+      tokenAmount: '1000',
+      tokenDecimals: 18,
+      quoteAmount: '5',
+      quoteDecimals: 18,
+      side: 'buy',
+      trader: '0x' + '11'.repeat(20),
+      pool: '0x' + '22'.repeat(20),
+      dex: 'uniswap-v2',
+      launchpad: null,
     });
     const created: TokenEvent = {
-      ...position(0), kind: 'created', token, name: 'Token', symbol: 'TKN', uri: '', decimals: 18, supply: '1000000',
-      creator: '0x' + '33'.repeat(20), launchpad: null, pool: null, quoteAsset: null,
+      ...position(0),
+      kind: 'created',
+      token,
+      name: 'Token',
+      symbol: 'TKN',
+      uri: '',
+      decimals: 18,
+      supply: '1000000',
+      creator: '0x' + '33'.repeat(20),
+      launchpad: null,
+      pool: null,
+      quoteAsset: null,
     };
     const funding: TokenEvent = {
-      ...position(1), kind: 'funding', token: null, from: '0x' + '44'.repeat(20), to: '0x' + '55'.repeat(20), amount: '7', fromLabel: null,
+      ...position(1),
+      kind: 'funding',
+      token: null,
+      from: '0x' + '44'.repeat(20),
+      to: '0x' + '55'.repeat(20),
+      amount: '7',
+      fromLabel: null,
     };
 
     it('acknowledges token events before producing swaps, keys and stamps every record, and retries failed produces', async () => {
@@ -122,15 +159,24 @@ describe('ingest sources', function () {
 
       const eventsAck = journal.findIndex((entry) => entry.at === 'ack' && entry.topic === TOPICS.tokenEvents.name);
       const swapsStart = journal.findIndex((entry) => entry.at === 'start' && entry.topic === TOPICS.swaps.name);
-      assert.ok(eventsAck >= 0 && swapsStart > eventsAck, 'token events acknowledged before the first swap is produced');
+      assert.ok(
+        eventsAck >= 0 && swapsStart > eventsAck,
+        'token events acknowledged before the first swap is produced',
+      );
 
       const events = await readAll<TokenEvent>(log, TOPICS.tokenEvents.name);
-      assert.deepEqual(events.map((event) => [event.key, event.value.kind, event.timestamp]), [
-        [`base:${token}`, 'created', created.blockTime],
-        [`base:${'0x' + '55'.repeat(20)}`, 'funding', funding.blockTime],
-      ]);
+      assert.deepEqual(
+        events.map((event) => [event.key, event.value.kind, event.timestamp]),
+        [
+          [`base:${token}`, 'created', created.blockTime],
+          [`base:${'0x' + '55'.repeat(20)}`, 'funding', funding.blockTime],
+        ],
+      );
       const swaps = await readAll<RawSwap>(log, TOPICS.swaps.name);
-      assert.deepEqual(swaps.map((entry) => entry.value.id), [swap(1).id, swap(2).id, swap(3).id]);
+      assert.deepEqual(
+        swaps.map((entry) => entry.value.id),
+        [swap(1).id, swap(2).id, swap(3).id],
+      );
       assert.ok(swaps.every((entry) => entry.key === `base:${token}` && entry.timestamp === entry.value.blockTime));
       assert.equal(ctx.metrics.get('ingest.produce_retries') >= 2, true);
     });
@@ -157,9 +203,15 @@ describe('ingest sources', function () {
         },
       };
       const publisher = createIngestPublisher(ctx, { log: gated });
-      const swapStarts = () => journal.filter((e) => e.at === 'start' && e.topic === TOPICS.swaps.name).map((e) => e.values.map((v: RawSwap) => v.id));
+      const swapStarts = () =>
+        journal
+          .filter((e) => e.at === 'start' && e.topic === TOPICS.swaps.name)
+          .map((e) => e.values.map((v: RawSwap) => v.id));
       // One burst (two calls in one turn) goes out as one produce, before any timer could fire.
-      const burst = [publisher.publish({ swaps: [swap(1)], events: [] }), publisher.publish({ swaps: [swap(2)], events: [] })];
+      const burst = [
+        publisher.publish({ swaps: [swap(1)], events: [] }),
+        publisher.publish({ swaps: [swap(2)], events: [] }),
+      ];
       assert.deepEqual(swapStarts(), [], 'nothing is sent inside the caller’s turn');
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(swapStarts(), [[swap(1).id, swap(2).id]], 'the burst is sent by the next macrotask, no linger');
@@ -171,13 +223,19 @@ describe('ingest sources', function () {
       assert.equal(swapStarts().length, 1, 'no second send while the first is in flight');
       release();
       await Promise.all([...burst, ...later]);
-      assert.deepEqual(swapStarts(), [[swap(1).id, swap(2).id], [swap(3).id, swap(4).id]]);
+      assert.deepEqual(swapStarts(), [
+        [swap(1).id, swap(2).id],
+        [swap(3).id, swap(4).id],
+      ]);
       // Idle again: a lone record is sent by the next macrotask.
       const lone = publisher.publish({ swaps: [swap(5)], events: [] });
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(swapStarts()[2], [swap(5).id]);
       await lone;
-      assert.deepEqual((await readAll<RawSwap>(log, TOPICS.swaps.name)).map((e) => e.value.id), [1, 2, 3, 4, 5].map((i) => swap(i).id));
+      assert.deepEqual(
+        (await readAll<RawSwap>(log, TOPICS.swaps.name)).map((e) => e.value.id),
+        [1, 2, 3, 4, 5].map((i) => swap(i).id),
+      );
     });
 
     it('refuses a call holding an invalid record and publishes none of it', async () => {
@@ -200,12 +258,22 @@ describe('ingest sources', function () {
     const [token0] = sortTokens(TOKEN, WETH);
     const tokenIs0 = token0 === TOKEN.toLowerCase();
     const VIEWS = parseAbi([
-      'function token0() view returns (address)', 'function token1() view returns (address)', 'function factory() view returns (address)',
-      'function decimals() view returns (uint8)', 'function symbol() view returns (string)', 'function name() view returns (string)',
+      'function token0() view returns (address)',
+      'function token1() view returns (address)',
+      'function factory() view returns (address)',
+      'function decimals() view returns (uint8)',
+      'function symbol() view returns (string)',
+      'function name() view returns (string)',
       'function totalSupply() view returns (uint256)',
     ]);
 
-    interface Block { number: number; hash: Hex; parentHash: Hex; timestamp: number; txs: Array<{ hash: Hex; logs: EncodedLog[] }> }
+    interface Block {
+      number: number;
+      hash: Hex;
+      parentHash: Hex;
+      timestamp: number;
+      txs: Array<{ hash: Hex; logs: EncodedLog[] }>;
+    }
     let blocks: Block[];
     let head: number;
 
@@ -214,9 +282,21 @@ describe('ingest sources', function () {
       const tokenAmount = n * 10n ** 18n;
       const wethAmount = n * 10n ** 15n;
       const [in0, in1, out0, out1] = buy
-        ? (tokenIs0 ? [0n, wethAmount, tokenAmount, 0n] : [wethAmount, 0n, 0n, tokenAmount])
-        : (tokenIs0 ? [tokenAmount, 0n, 0n, wethAmount] : [0n, tokenAmount, wethAmount, 0n]);
-      return encodeV2Swap({ pair: PAIR, sender: ROUTER, to: TRADER, amount0In: in0, amount1In: in1, amount0Out: out0, amount1Out: out1 });
+        ? tokenIs0
+          ? [0n, wethAmount, tokenAmount, 0n]
+          : [wethAmount, 0n, 0n, tokenAmount]
+        : tokenIs0
+          ? [tokenAmount, 0n, 0n, wethAmount]
+          : [0n, tokenAmount, wethAmount, 0n];
+      return encodeV2Swap({
+        pair: PAIR,
+        sender: ROUTER,
+        to: TRADER,
+        amount0In: in0,
+        amount1In: in1,
+        amount0Out: out0,
+        amount1Out: out1,
+      });
     }
 
     /** Appends a block of `swapsPerTx` transactions on `branch`; returns the ids its swaps get. */
@@ -226,11 +306,19 @@ describe('ingest sources', function () {
       let logIndex = 0;
       const txs = swapsPerTx.map((swaps, t) => {
         const hash = seedHash(`${branch}:tx:${number}:${t}`);
-        const logs = Array.from({ length: swaps }, (_, s) => swapLog((number + s) % 3 !== 0, BigInt(number * 10 + s + 1)));
+        const logs = Array.from({ length: swaps }, (_, s) =>
+          swapLog((number + s) % 3 !== 0, BigInt(number * 10 + s + 1)),
+        );
         for (let s = 0; s < swaps; s++) ids.push(`${chain}:${hash}:${logIndex++}`);
         return { hash, logs };
       });
-      blocks.push({ number, hash: seedHash(`${branch}:block:${number}`), parentHash: blocks[number - 1]?.hash ?? `0x${'0'.repeat(64)}`, timestamp: 1_700_000_000 + number * 2, txs });
+      blocks.push({
+        number,
+        hash: seedHash(`${branch}:block:${number}`),
+        parentHash: blocks[number - 1]?.hash ?? `0x${'0'.repeat(64)}`,
+        timestamp: 1_700_000_000 + number * 2,
+        txs,
+      });
       return ids;
     }
 
@@ -241,7 +329,10 @@ describe('ingest sources', function () {
 
     function serveChain(): void {
       const rpcBlock = (block: Block, full: boolean) => ({
-        number: hex(block.number), hash: block.hash, parentHash: block.parentHash, timestamp: hex(block.timestamp),
+        number: hex(block.number),
+        hash: block.hash,
+        parentHash: block.parentHash,
+        timestamp: hex(block.timestamp),
         transactions: block.txs.map((tx) => (full ? { hash: tx.hash, from: TRADER, to: ROUTER } : tx.hash)),
       });
       server.handle('eth_blockNumber', () => hex(head));
@@ -249,27 +340,38 @@ describe('ingest sources', function () {
         const block = blocks[Number(n)];
         return block && block.number <= head ? rpcBlock(block, full) : null;
       });
-      server.handle('eth_getLogs', ([filter]: [{ fromBlock: string; toBlock: string; address?: string[]; topics?: string[][] }]) => {
-        if (Number(filter.toBlock) - Number(filter.fromBlock) + 1 > maxLogRange) throw new RpcFault(-32005, 'query returned more than 10000 results');
-        const out = [];
-        for (let n = Number(filter.fromBlock); n <= Math.min(Number(filter.toBlock), head); n++) {
-          const block = blocks[n]!;
-          let logIndex = 0;
-          for (const [t, tx] of block.txs.entries()) {
-            for (const entry of tx.logs) {
-              const index = logIndex++;
-              if (filter.address && !filter.address.includes(entry.address)) continue;
-              if (filter.topics && !filter.topics[0]!.includes(entry.topics[0]!)) continue;
-              out.push({
-                ...entry, blockHash: block.hash, blockNumber: hex(n), transactionHash: tx.hash, transactionIndex: hex(t), logIndex: hex(index), removed: false,
-              });
+      server.handle(
+        'eth_getLogs',
+        ([filter]: [{ fromBlock: string; toBlock: string; address?: string[]; topics?: string[][] }]) => {
+          if (Number(filter.toBlock) - Number(filter.fromBlock) + 1 > maxLogRange)
+            throw new RpcFault(-32005, 'query returned more than 10000 results');
+          const out = [];
+          for (let n = Number(filter.fromBlock); n <= Math.min(Number(filter.toBlock), head); n++) {
+            const block = blocks[n]!;
+            let logIndex = 0;
+            for (const [t, tx] of block.txs.entries()) {
+              for (const entry of tx.logs) {
+                const index = logIndex++;
+                if (filter.address && !filter.address.includes(entry.address)) continue;
+                if (filter.topics && !filter.topics[0]!.includes(entry.topics[0]!)) continue;
+                out.push({
+                  ...entry,
+                  blockHash: block.hash,
+                  blockNumber: hex(n),
+                  transactionHash: tx.hash,
+                  transactionIndex: hex(t),
+                  logIndex: hex(index),
+                  removed: false,
+                });
+              }
             }
           }
-        }
-        return out;
-      });
+          return out;
+        },
+      );
       const views: Record<string, { fn: (typeof VIEWS)[number]['name']; value: unknown }> = {};
-      const view = (to: string, fn: (typeof VIEWS)[number]['name'], value: unknown) => (views[`${to.toLowerCase()}:${fn}`] = { fn, value });
+      const view = (to: string, fn: (typeof VIEWS)[number]['name'], value: unknown) =>
+        (views[`${to.toLowerCase()}:${fn}`] = { fn, value });
       view(PAIR, 'token0', sortTokens(TOKEN, WETH)[0]);
       view(PAIR, 'token1', sortTokens(TOKEN, WETH)[1]);
       view(PAIR, 'factory', FACTORY);
@@ -281,7 +383,9 @@ describe('ingest sources', function () {
         for (const item of VIEWS) {
           const entry = views[`${call.to.toLowerCase()}:${item.name}`];
           if (entry && call.data === toFunctionSelector(item)) {
-            return encodeFunctionResult({ abi: VIEWS, functionName: entry.fn, result: entry.value } as Parameters<typeof encodeFunctionResult>[0]);
+            return encodeFunctionResult({ abi: VIEWS, functionName: entry.fn, result: entry.value } as Parameters<
+              typeof encodeFunctionResult
+            >[0]);
           }
         }
         throw new Error('execution reverted');
@@ -310,7 +414,17 @@ describe('ingest sources', function () {
       const journal: Array<{ at: 'start' | 'ack'; topic: string; values: any[] }> = [];
       const publisher = createIngestPublisher(ctx, { log: journaling(log, journal) });
       const decoder = createEvmDecoder({ chain, tokens: createTokenRegistry() });
-      const source = createEvmRpcSource(ctx, { chain, url: server.url, decoder, publisher, confirmations: 2, fromBlock: 1, pollIntervalMs: 20, maxRange: 8, cursors });
+      const source = createEvmRpcSource(ctx, {
+        chain,
+        url: server.url,
+        decoder,
+        publisher,
+        confirmations: 2,
+        fromBlock: 1,
+        pollIntervalMs: 20,
+        maxRange: 8,
+        cursors,
+      });
       await source.start();
       try {
         await waitFor('30 blocks of swaps', async () => (await published()).length >= expected.length);
@@ -329,14 +443,38 @@ describe('ingest sources', function () {
       const created = events.filter((entry) => entry.value.kind === 'created');
       assert.equal(created.length, 1, 'one created event for the token first seen');
       assert.deepEqual(
-        (({ name, symbol, decimals, supply, launchpad, pool, quoteAsset }) => ({ name, symbol, decimals, supply, launchpad, pool, quoteAsset }))(created[0]!.value as any),
-        { name: 'Test Token', symbol: 'TKN', decimals: 18, supply: (10n ** 27n).toString(), launchpad: null, pool: PAIR.toLowerCase(), quoteAsset: WETH },
+        (({ name, symbol, decimals, supply, launchpad, pool, quoteAsset }) => ({
+          name,
+          symbol,
+          decimals,
+          supply,
+          launchpad,
+          pool,
+          quoteAsset,
+        }))(created[0]!.value as any),
+        {
+          name: 'Test Token',
+          symbol: 'TKN',
+          decimals: 18,
+          supply: (10n ** 27n).toString(),
+          launchpad: null,
+          pool: PAIR.toLowerCase(),
+          quoteAsset: WETH,
+        },
       );
-      const createdAck = journal.findIndex((entry) => entry.at === 'ack' && entry.values.some((value) => value.kind === 'created'));
+      const createdAck = journal.findIndex(
+        (entry) => entry.at === 'ack' && entry.values.some((value) => value.kind === 'created'),
+      );
       const firstSwap = journal.findIndex((entry) => entry.at === 'start' && entry.topic === TOPICS.swaps.name);
       assert.ok(createdAck >= 0 && createdAck < firstSwap, 'created acknowledged before the first swap is produced');
       assert.equal(cursors.get<{ block: number }>('evm:base')?.block, 30);
-      assert.ok(server.calls.some((call) => call.method === 'eth_getLogs' && Number(call.params[0].toBlock) - Number(call.params[0].fromBlock) === 7), 'tried 8-block ranges');
+      assert.ok(
+        server.calls.some(
+          (call) =>
+            call.method === 'eth_getLogs' && Number(call.params[0].toBlock) - Number(call.params[0].fromBlock) === 7,
+        ),
+        'tried 8-block ranges',
+      );
     });
 
     it('rolls back a reorg to the fork point and publishes the new branch without re-emitting orphaned records', async () => {
@@ -349,7 +487,16 @@ describe('ingest sources', function () {
       serveChain();
       const publisher = createIngestPublisher(ctx, { log });
       const decoder = createEvmDecoder({ chain, tokens: createTokenRegistry() });
-      const source = createEvmRpcSource(ctx, { chain, url: server.url, decoder, publisher, confirmations: 2, fromBlock: 1, pollIntervalMs: 20, cursors });
+      const source = createEvmRpcSource(ctx, {
+        chain,
+        url: server.url,
+        decoder,
+        publisher,
+        confirmations: 2,
+        fromBlock: 1,
+        pollIntervalMs: 20,
+        cursors,
+      });
       await source.start();
       try {
         await waitFor('blocks 1..10', async () => (await published()).length >= kept.length + orphaned.length);
@@ -365,11 +512,18 @@ describe('ingest sources', function () {
         const ids = await published();
         assertExactlyOnce(ids, [...kept, ...orphaned, ...fresh]);
         assert.equal(ids.length, kept.length + orphaned.length + fresh.length, 'nothing else published');
-        assert.deepEqual(ids.slice(kept.length + orphaned.length), fresh, 'new branch in order after the orphaned records');
+        assert.deepEqual(
+          ids.slice(kept.length + orphaned.length),
+          fresh,
+          'new branch in order after the orphaned records',
+        );
         assert.equal(ctx.metrics.get('ingest.evm.base.reorgs') >= 1, true);
         const cursor = cursors.get<{ block: number; hashes: Array<[number, string]> }>('evm:base')!;
         assert.equal(cursor.block, 12);
-        assert.deepEqual(cursor.hashes.find(([n]) => n === 9), [9, blocks[9]!.hash]);
+        assert.deepEqual(
+          cursor.hashes.find(([n]) => n === 9),
+          [9, blocks[9]!.hash],
+        );
       } finally {
         await source.stop();
       }
@@ -383,8 +537,22 @@ describe('ingest sources', function () {
       const publisher = createIngestPublisher(ctx, { log });
       const decoder = createEvmDecoder({ chain, tokens: createTokenRegistry() });
       // A poll interval far beyond the test: progress after start comes from newHeads and reconnects.
-      const source = createEvmRpcSource(ctx, { chain, url: server.wsUrl, decoder, publisher, confirmations: 0, fromBlock: 1, pollIntervalMs: 600_000, cursors });
-      const newHead = () => server.notify('eth_subscribe', { number: hex(head), hash: blocks[head]!.hash, parentHash: blocks[head]!.parentHash });
+      const source = createEvmRpcSource(ctx, {
+        chain,
+        url: server.wsUrl,
+        decoder,
+        publisher,
+        confirmations: 0,
+        fromBlock: 1,
+        pollIntervalMs: 600_000,
+        cursors,
+      });
+      const newHead = () =>
+        server.notify('eth_subscribe', {
+          number: hex(head),
+          hash: blocks[head]!.hash,
+          parentHash: blocks[head]!.parentHash,
+        });
       await source.start();
       try {
         await waitFor('the newHeads subscription', () => server.subscriptions('eth_subscribe').length === 1);
@@ -412,8 +580,15 @@ describe('ingest sources', function () {
       const ids = await published();
       assertExactlyOnce(ids, expected);
       assert.deepEqual(ids, expected);
-      assert.equal(server.calls.filter((call) => call.method === 'eth_subscribe').length, 2, 'subscribed again after the drop');
-      assert.ok(server.calls.some((call) => call.transport === 'ws' && call.method === 'eth_getLogs'), 'calls go over the socket');
+      assert.equal(
+        server.calls.filter((call) => call.method === 'eth_subscribe').length,
+        2,
+        'subscribed again after the drop',
+      );
+      assert.ok(
+        server.calls.some((call) => call.transport === 'ws' && call.method === 'eth_getLogs'),
+        'calls go over the socket',
+      );
     });
   });
 
@@ -425,22 +600,51 @@ describe('ingest sources', function () {
     const PUMPSWAP = PROGRAMS.pumpswap;
     const decoder = createSolanaDecoder();
 
-    interface Tx { signature: string; slot: number; programs: string[]; tx: SolanaTransaction; err: unknown }
+    interface Tx {
+      signature: string;
+      slot: number;
+      programs: string[];
+      tx: SolanaTransaction;
+      err: unknown;
+    }
     let txs: Tx[];
     let nullOnce: Set<string>;
     const served = new Map<string, number>();
 
     function makeTx(i: number, programs: string[] = [PUMP], err: unknown = null): Tx {
-      const signature = base58Encode(Buffer.concat([Buffer.from(seedHash(`sol:${i}`).slice(2), 'hex'), Buffer.alloc(32, i)]));
+      const signature = base58Encode(
+        Buffer.concat([Buffer.from(seedHash(`sol:${i}`).slice(2), 'hex'), Buffer.alloc(32, i)]),
+      );
       const slot = 1000 + i * 3;
-      const event = encodeFields(PUMP_TRADE, {
-        mint: MINT, solAmount: BigInt(i) * 1_000_000n, tokenAmount: BigInt(i) * 35_000_000_000n, isBuy: i % 3 !== 0, user: USER,
-        timestamp: BigInt(1_700_000_000 + i), virtualSolReserves: 30_000_000_000n + BigInt(i), virtualTokenReserves: 1_000_000_000_000_000n,
-        realSolReserves: BigInt(i) * 1_000_000n, realTokenReserves: 793_000_000_000_000n,
-      }, 10);
+      const event = encodeFields(
+        PUMP_TRADE,
+        {
+          mint: MINT,
+          solAmount: BigInt(i) * 1_000_000n,
+          tokenAmount: BigInt(i) * 35_000_000_000n,
+          isBuy: i % 3 !== 0,
+          user: USER,
+          timestamp: BigInt(1_700_000_000 + i),
+          virtualSolReserves: 30_000_000_000n + BigInt(i),
+          virtualTokenReserves: 1_000_000_000_000_000n,
+          realSolReserves: BigInt(i) * 1_000_000n,
+          realTokenReserves: 793_000_000_000_000n,
+        },
+        10,
+      );
       const tx = buildTransaction({
-        signature, slot, blockTime: 1_700_000_000 + i, err: err ?? undefined,
-        instructions: [{ programId: PUMP, accounts: [USER, MINT], data: Buffer.from('66063d1201daebea', 'hex'), body: emitEvent(PUMP, event, 'cpi') }],
+        signature,
+        slot,
+        blockTime: 1_700_000_000 + i,
+        err: err ?? undefined,
+        instructions: [
+          {
+            programId: PUMP,
+            accounts: [USER, MINT],
+            data: Buffer.from('66063d1201daebea', 'hex'),
+            body: emitEvent(PUMP, event, 'cpi'),
+          },
+        ],
       });
       return { signature, slot, programs, tx, err };
     }
@@ -453,17 +657,27 @@ describe('ingest sources', function () {
         served.set(signature, (served.get(signature) ?? 0) + 1);
         return entry.tx;
       });
-      server.handle('getSignaturesForAddress', ([address, options]: [string, { until?: string; before?: string; limit?: number }]) => {
-        const newestFirst = txs.filter((tx) => tx.programs.includes(address)).reverse();
-        let start = 0;
-        if (options.before) start = newestFirst.findIndex((tx) => tx.signature === options.before) + 1;
-        const out = [];
-        for (const tx of newestFirst.slice(start)) {
-          if (tx.signature === options.until || out.length >= (options.limit ?? 1000)) break;
-          out.push({ signature: tx.signature, slot: tx.slot, err: tx.err, blockTime: 1_700_000_000, memo: null, confirmationStatus: 'confirmed' });
-        }
-        return out;
-      });
+      server.handle(
+        'getSignaturesForAddress',
+        ([address, options]: [string, { until?: string; before?: string; limit?: number }]) => {
+          const newestFirst = txs.filter((tx) => tx.programs.includes(address)).reverse();
+          let start = 0;
+          if (options.before) start = newestFirst.findIndex((tx) => tx.signature === options.before) + 1;
+          const out = [];
+          for (const tx of newestFirst.slice(start)) {
+            if (tx.signature === options.until || out.length >= (options.limit ?? 1000)) break;
+            out.push({
+              signature: tx.signature,
+              slot: tx.slot,
+              err: tx.err,
+              blockTime: 1_700_000_000,
+              memo: null,
+              confirmationStatus: 'confirmed',
+            });
+          }
+          return out;
+        },
+      );
     }
 
     /** Records the server holds; `notify` also pushes the logs notification to live subscriptions. */
@@ -474,7 +688,11 @@ describe('ingest sources', function () {
     }
 
     function notifyOf(tx: Tx, program: string): void {
-      server.notify('logsSubscribe', { context: { slot: tx.slot }, value: { signature: tx.signature, err: tx.err, logs: [] } }, (params) => params[0].mentions[0] === program);
+      server.notify(
+        'logsSubscribe',
+        { context: { slot: tx.slot }, value: { signature: tx.signature, err: tx.err, logs: [] } },
+        (params) => params[0].mentions[0] === program,
+      );
     }
 
     const idsOf = (list: Tx[]) => list.flatMap((tx) => decoder.decodeTransaction(tx.tx).swaps.map((swap) => swap.id));
@@ -493,7 +711,14 @@ describe('ingest sources', function () {
       serve();
       const publisher = createIngestPublisher(ctx, { log });
       const source = createSolanaRpcSource(ctx, {
-        url: server.url, wsUrl: server.wsUrl, decoder, publisher, programs: [PUMP, PUMPSWAP], cursors, gapPageSize: 2, fetchRetryDelayMs: 10,
+        url: server.url,
+        wsUrl: server.wsUrl,
+        decoder,
+        publisher,
+        programs: [PUMP, PUMPSWAP],
+        cursors,
+        gapPageSize: 2,
+        fetchRetryDelayMs: 10,
       });
       await source.start();
       try {
@@ -505,7 +730,10 @@ describe('ingest sources', function () {
         arrive(failed, true);
         assert.equal(idsOf(live).length, 5, 'one swap per fixture transaction');
         await waitFor('the live transactions', async () => (await published()).length >= 5);
-        await waitFor('the failed transaction to move the cursor', () => cursors.get<{ signatures: Record<string, string> }>('solana')?.signatures[PUMP] === failed.signature);
+        await waitFor(
+          'the failed transaction to move the cursor',
+          () => cursors.get<{ signatures: Record<string, string> }>('solana')?.signatures[PUMP] === failed.signature,
+        );
 
         // The socket drops while transactions keep landing; reconnects are refused for a while.
         server.acceptWebSockets = false;
@@ -522,14 +750,19 @@ describe('ingest sources', function () {
         const sentinel = makeTx(14);
         arrive(sentinel, true);
         const all = [...live, ...gap, ...after, sentinel];
-        await waitFor('the gap and the later transactions', async () => (await published()).includes(idsOf([sentinel])[0]!));
+        await waitFor('the gap and the later transactions', async () =>
+          (await published()).includes(idsOf([sentinel])[0]!),
+        );
         const ids = await published();
         assertExactlyOnce(ids, idsOf(all));
         assert.equal(ids.length, idsOf(all).length);
         assert.deepEqual(ids, idsOf(all), 'published in chain order');
-        for (const tx of all) assert.equal(served.get(tx.signature), 1, `getTransaction answered once for ${tx.signature}`);
+        for (const tx of all)
+          assert.equal(served.get(tx.signature), 1, `getTransaction answered once for ${tx.signature}`);
         assert.equal(served.has(failed.signature), false, 'failed transactions are not fetched');
-        const gapCalls = server.calls.filter((call) => call.method === 'getSignaturesForAddress' && call.params[0] === PUMP);
+        const gapCalls = server.calls.filter(
+          (call) => call.method === 'getSignaturesForAddress' && call.params[0] === PUMP,
+        );
         assert.equal(gapCalls[0]!.params[1].until, failed.signature, 'gap filled from the last signature seen');
         assert.ok(gapCalls.length >= 3, 'paged backwards with the page size');
       } finally {
@@ -543,7 +776,14 @@ describe('ingest sources', function () {
     it('resumes after a restart from the stored cursor', async () => {
       serve();
       const first = [1, 2].map((i) => makeTx(i));
-      const options = { url: server.url, wsUrl: server.wsUrl, decoder, programs: [PUMP], cursors, fetchRetryDelayMs: 10 };
+      const options = {
+        url: server.url,
+        wsUrl: server.wsUrl,
+        decoder,
+        programs: [PUMP],
+        cursors,
+        fetchRetryDelayMs: 10,
+      };
       let source = createSolanaRpcSource(ctx, { ...options, publisher: createIngestPublisher(ctx, { log }) });
       await source.start();
       await waitFor('the subscription', () => server.subscriptions('logsSubscribe').length === 1);

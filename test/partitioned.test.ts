@@ -10,7 +10,13 @@ import { createLogger } from '../core/logger.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { swapKey, tokenEventKey } from '../ingest/publisher.ts';
-import { isCovered, journaling, partitionOffsets, uncovered, type PartitionOffsets } from '../aggregators/partition-journal.ts';
+import {
+  isCovered,
+  journaling,
+  partitionOffsets,
+  uncovered,
+  type PartitionOffsets,
+} from '../aggregators/partition-journal.ts';
 import { adoptPartition, decodeToken, encodeToken, releasePartition } from '../aggregators/partitioned.ts';
 import { createProcessor, newBatchOutput, type BatchOutput, type Processor } from '../aggregators/process.ts';
 import { newState, type AggregatorState } from '../aggregators/state.ts';
@@ -39,8 +45,18 @@ function messages(): Message[] {
     return { partition, offset };
   };
   const all: Array<Message & { time: number; rank: number }> = [
-    ...scenario.events.map((event) => ({ event, time: event.blockTime, rank: 0, ...place(TOPICS.tokenEvents.name, tokenEventKey(event)) })),
-    ...scenario.swaps.map((swap) => ({ swap, time: swap.blockTime, rank: 1, ...place(TOPICS.swaps.name, swapKey(swap)) })),
+    ...scenario.events.map((event) => ({
+      event,
+      time: event.blockTime,
+      rank: 0,
+      ...place(TOPICS.tokenEvents.name, tokenEventKey(event)),
+    })),
+    ...scenario.swaps.map((swap) => ({
+      swap,
+      time: swap.blockTime,
+      rank: 1,
+      ...place(TOPICS.swaps.name, swapKey(swap)),
+    })),
   ];
   return all.sort((a, b) => a.time - b.time || a.rank - b.rank || a.partition - b.partition || a.offset - b.offset);
 }
@@ -63,7 +79,11 @@ function instance(owned: number[] | null): Instance {
   const processor = createProcessor(ctx, state, owned ? partitioning : undefined);
   const out = newBatchOutput();
   return {
-    state, processor, owned: own, out, offsets,
+    state,
+    processor,
+    owned: own,
+    out,
+    offsets,
     apply(m) {
       const at = owned ? { partition: m.partition, offset: m.offset } : undefined;
       if (m.swap) processor.swap(m.swap, out, at);
@@ -74,14 +94,26 @@ function instance(owned: number[] | null): Instance {
   };
 }
 
-const tokensOf = (i: Instance, p: number) => [...i.state.tokens.keys()].filter((key) => partitionFor(key, PARTITIONS) === p).sort();
-const views = (i: Instance, p: number) => tokensOf(i, p).map((key) => JSON.stringify(buildToken(i.state.tokens.get(key)!, i.state.wallets)));
-const openCandles = (i: Instance, p: number) => tokensOf(i, p).map((key) => JSON.stringify(i.state.tokens.get(key)!.candles, (_, v) => (typeof v === 'bigint' ? v.toString() : v)));
+const tokensOf = (i: Instance, p: number) =>
+  [...i.state.tokens.keys()].filter((key) => partitionFor(key, PARTITIONS) === p).sort();
+const views = (i: Instance, p: number) =>
+  tokensOf(i, p).map((key) => JSON.stringify(buildToken(i.state.tokens.get(key)!, i.state.wallets)));
+const openCandles = (i: Instance, p: number) =>
+  tokensOf(i, p).map((key) =>
+    JSON.stringify(i.state.tokens.get(key)!.candles, (_, v) => (typeof v === 'bigint' ? v.toString() : v)),
+  );
 
 /** The owner's durable state of partition p as ownership.ts writes and reads it. */
 function durable(owner: Instance, p: number) {
   const covered = owner.offsets(p);
-  return { mark: covered, tokens: tokensOf(owner, p).map((key) => ({ key, covered, token: decodeToken(encodeToken(owner.state.tokens.get(key)!)) })) };
+  return {
+    mark: covered,
+    tokens: tokensOf(owner, p).map((key) => ({
+      key,
+      covered,
+      token: decodeToken(encodeToken(owner.state.tokens.get(key)!)),
+    })),
+  };
 }
 
 describe('partitioned token state (hand-over on the real processor)', function () {
@@ -89,14 +121,18 @@ describe('partitioned token state (hand-over on the real processor)', function (
   const log = messages();
   const reference = instance(null);
   for (const m of log) reference.apply(m);
-  const tradesAfter = (i: Instance, p: number) => i.out.trades.filter((t) => partitionFor(tokenKey(t.chain, t.token), PARTITIONS) === p);
+  const tradesAfter = (i: Instance, p: number) =>
+    i.out.trades.filter((t) => partitionFor(tokenKey(t.chain, t.token), PARTITIONS) === p);
 
   it('has tokens in every partition, trades quoted in another token and decay ticks to replay', () => {
     for (let p = 0; p < PARTITIONS; p++) assert.ok(tokensOf(reference, p).length > 0, `partition ${p} has tokens`);
     const ticks = instance([]);
     for (const m of log) ticks.apply(m);
     assert.ok([...ticks.state.journals!.values()].every((j) => j.some((e) => e.k === 'tick')));
-    assert.ok([...ticks.state.journals!.values()].some((j) => j.some((e) => e.k === 'swap' && e.context.quoteN !== null)), 'a swap priced through another token');
+    assert.ok(
+      [...ticks.state.journals!.values()].some((j) => j.some((e) => e.k === 'swap' && e.context.quoteN !== null)),
+      'a swap priced through another token',
+    );
   });
 
   it('an owner from the start keeps exactly the embedded state of its partition, and nothing of the others', () => {
@@ -104,12 +140,20 @@ describe('partitioned token state (hand-over on the real processor)', function (
       const owner = instance([p]);
       for (const m of log) owner.apply(m);
       assert.deepEqual(views(owner, p), views(reference, p), `partition ${p}`);
-      assert.deepEqual([...owner.state.tokens.keys()].filter((key) => partitionFor(key, PARTITIONS) !== p), []);
+      assert.deepEqual(
+        [...owner.state.tokens.keys()].filter((key) => partitionFor(key, PARTITIONS) !== p),
+        [],
+      );
       assert.deepEqual(tradesAfter(owner, p), tradesAfter(reference, p));
     }
   });
 
-  for (const [durableAt, takeoverAt] of [[0.2, 0.6], [0.5, 0.5], [0.05, 0.95], [0, 0.4]] as const) {
+  for (const [durableAt, takeoverAt] of [
+    [0.2, 0.6],
+    [0.5, 0.5],
+    [0.05, 0.95],
+    [0, 0.4],
+  ] as const) {
     it(`takes a partition over at ${takeoverAt * 100}% of the log from durable state at ${durableAt * 100}% plus its journal`, () => {
       const j = Math.floor(log.length * durableAt);
       const k = Math.floor(log.length * takeoverAt);
@@ -135,8 +179,16 @@ describe('partitioned token state (hand-over on the real processor)', function (
         // Every trade of the partition after the durable point is emitted again, as the embedded run emitted it.
         const emitted = [...tradesAfter(owner, p), ...out.trades, ...tradesAfter(next, p)];
         const byId = new Map(emitted.map((t) => [t.id, t]));
-        assert.deepEqual([...byId.values()].sort((a, b) => a.id.localeCompare(b.id)), tradesAfter(reference, p).sort((a, b) => a.id.localeCompare(b.id)), `partition ${p}: trades`);
-        for (const t of [...out.trades, ...tradesAfter(next, p)]) assert.deepEqual(t, tradesAfter(reference, p).find((r) => r.id === t.id));
+        assert.deepEqual(
+          [...byId.values()].sort((a, b) => a.id.localeCompare(b.id)),
+          tradesAfter(reference, p).sort((a, b) => a.id.localeCompare(b.id)),
+          `partition ${p}: trades`,
+        );
+        for (const t of [...out.trades, ...tradesAfter(next, p)])
+          assert.deepEqual(
+            t,
+            tradesAfter(reference, p).find((r) => r.id === t.id),
+          );
         assert.equal(next.state.journals?.has(p), false);
       }
     });

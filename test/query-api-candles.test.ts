@@ -27,13 +27,22 @@ describe('query API: candle answer cache', () => {
   let closeLog = async () => {};
   let updatedAt = Date.now();
 
-  const candle = (time: number, v: number): Candle => ({ time, open: v, high: v + 2, low: v - 1, close: v + 1, volume: v * 3 });
+  const candle = (time: number, v: number): Candle => ({
+    time,
+    open: v,
+    high: v + 2,
+    low: v - 1,
+    close: v + 1,
+    volume: v * 3,
+  });
   function openMessage(minute: number, v: number): CandleUpdateMessage {
     const pair = (c: Candle) => ({ usd: c, native: { ...c, open: c.open / 100, volume: c.volume / 100 } });
     const oneMinute = candle(minute, v);
     const fiveMinutes = candle(minute - (minute % (5 * MINUTE)), v * 2);
     return {
-      chain: 'solana', token: token.address, updatedAt: ++updatedAt,
+      chain: 'solana',
+      token: token.address,
+      updatedAt: ++updatedAt,
       open: {
         '1m': { price: pair(oneMinute), marketCap: pair({ ...oneMinute, open: v * 1000 }) },
         '5m': { price: pair(fiveMinutes), marketCap: pair(fiveMinutes) },
@@ -45,20 +54,39 @@ describe('query API: candle answer cache', () => {
   async function fresh(query: CandleQuery): Promise<string> {
     const stored = await store.queryCandles(query);
     const open = views.openCandle(query.chain, query.token, query.timeframe, query.metric, query.denomination);
-    const inWindow = open && (query.from === undefined || open.time >= query.from) && (query.to === undefined || open.time < query.to);
+    const inWindow =
+      open && (query.from === undefined || open.time >= query.from) && (query.to === undefined || open.time < query.to);
     return JSON.stringify({ candles: inWindow ? mergeOpen(stored, open, query.limit) : stored });
   }
 
   const queries: CandleQuery[] = [
     { chain: 'solana', token: token.address, timeframe: '1m', metric: 'price', denomination: 'usd', limit: 500 },
     { chain: 'solana', token: token.address, timeframe: '1m', metric: 'marketCap', denomination: 'native', limit: 10 },
-    { chain: 'solana', token: token.address, timeframe: '1m', metric: 'price', denomination: 'native', from: m0 + 5 * MINUTE, to: m0 + 20 * MINUTE, limit: 5000 },
+    {
+      chain: 'solana',
+      token: token.address,
+      timeframe: '1m',
+      metric: 'price',
+      denomination: 'native',
+      from: m0 + 5 * MINUTE,
+      to: m0 + 20 * MINUTE,
+      limit: 5000,
+    },
     { chain: 'solana', token: token.address, timeframe: '5m', metric: 'price', denomination: 'usd', limit: 500 },
-    { chain: 'solana', token: token.address, timeframe: '1m', metric: 'price', denomination: 'usd', from: m0, limit: 5000 },
+    {
+      chain: 'solana',
+      token: token.address,
+      timeframe: '1m',
+      metric: 'price',
+      denomination: 'usd',
+      from: m0,
+      limit: 5000,
+    },
   ];
 
   async function assertAllFresh(what: string): Promise<void> {
-    for (const query of queries) assert.equal((await cache.body(query)).toString(), await fresh(query), `${what}: ${JSON.stringify(query)}`);
+    for (const query of queries)
+      assert.equal((await cache.body(query)).toString(), await fresh(query), `${what}: ${JSON.stringify(query)}`);
   }
 
   before(async () => {
@@ -94,16 +122,30 @@ describe('query API: candle answer cache', () => {
   });
 
   it('reads ClickHouse again when the open bucket closes', async () => {
-    await store.upsertCandles([{ ...candleRow(token, '1m', m0 + 29 * MINUTE, 800), seq: 2 }, candleRow(token, '1m', m0 + 30 * MINUTE, 31)]);
+    await store.upsertCandles([
+      { ...candleRow(token, '1m', m0 + 29 * MINUTE, 800), seq: 2 },
+      candleRow(token, '1m', m0 + 30 * MINUTE, 31),
+    ]);
     views.applyCandles(openMessage(m0 + 30 * MINUTE, 900));
     await assertAllFresh('bucket closed');
     const body = JSON.parse((await cache.body(queries[0]!)).toString());
-    assert.deepEqual(body.candles.slice(-2).map((c: Candle) => [c.time, c.open]), [[m0 + 29 * MINUTE, 800], [m0 + 30 * MINUTE, 900]]);
+    assert.deepEqual(
+      body.candles.slice(-2).map((c: Candle) => [c.time, c.open]),
+      [
+        [m0 + 29 * MINUTE, 800],
+        [m0 + 30 * MINUTE, 900],
+      ],
+    );
   });
 
   it('reads ClickHouse again after a late trade into an older bucket', async () => {
     await store.upsertCandles([{ ...candleRow(token, '1m', m0 + 7 * MINUTE, 4242), seq: 2 }]);
-    views.applyTrade({ trade: makeTrade(token, m0 + 7 * MINUTE + 1000, 1), identities: [], pool: 'pool', dex: 'pumpfun' });
+    views.applyTrade({
+      trade: makeTrade(token, m0 + 7 * MINUTE + 1000, 1),
+      identities: [],
+      pool: 'pool',
+      dex: 'pumpfun',
+    });
     await assertAllFresh('late trade');
     const body = JSON.parse((await cache.body(queries[2]!)).toString());
     assert.equal(body.candles.find((c: Candle) => c.time === m0 + 7 * MINUTE).open, 4242 / 100);
@@ -121,7 +163,14 @@ describe('query API: candle answer cache', () => {
   });
 
   it('always reads ClickHouse for a token the views hold no candles for', async () => {
-    const query: CandleQuery = { chain: 'solana', token: cold.address, timeframe: '1m', metric: 'price', denomination: 'usd', limit: 500 };
+    const query: CandleQuery = {
+      chain: 'solana',
+      token: cold.address,
+      timeframe: '1m',
+      metric: 'price',
+      denomination: 'usd',
+      limit: 500,
+    };
     const calls = storeCalls;
     for (let i = 0; i < 3; i++) assert.equal((await cache.body(query)).toString(), await fresh(query));
     assert.equal(storeCalls - calls, 6);

@@ -52,7 +52,13 @@ export async function startEnv(): Promise<ApiEnv> {
   const { port } = await api.start();
   const extras: QueryApi[] = [];
   return {
-    dir, ctx, log, store, keys, key, api,
+    dir,
+    ctx,
+    log,
+    store,
+    keys,
+    key,
+    api,
     base: `http://127.0.0.1:${port}`,
     async extra(options) {
       const other = createQueryApi(ctx, { store, log, keys, views: api.views, ...options });
@@ -78,43 +84,90 @@ export const addressFor = (chain: Chain) => (chain === 'solana' ? solanaAddress(
 export function makeToken(overrides: Partial<Token> & { chain: Chain; address: string }): Token {
   const now = Date.now();
   const base = sampleToken() as Token;
-  return { ...base, createdAt: now - 10 * 60_000, updatedAt: now, creator: addressFor(overrides.chain), ...overrides } as Token;
+  return {
+    ...base,
+    createdAt: now - 10 * 60_000,
+    updatedAt: now,
+    creator: addressFor(overrides.chain),
+    ...overrides,
+  } as Token;
 }
 
 export async function produceTokens(log: EventLog, tokens: Token[]): Promise<void> {
-  await log.produce(TOPICS.tokens.name, tokens.map((t) => ({ key: `${t.chain}:${t.address}`, value: JSON.stringify(t), timestamp: t.updatedAt })));
+  await log.produce(
+    TOPICS.tokens.name,
+    tokens.map((t) => ({ key: `${t.chain}:${t.address}`, value: JSON.stringify(t), timestamp: t.updatedAt })),
+  );
 }
 
 export function makeTrade(token: Token, timestamp: number, index: number, overrides: Partial<Trade> = {}): Trade {
-  const hash = token.chain === 'solana' ? base58Encode(crypto.randomBytes(64)) : `0x${crypto.randomBytes(32).toString('hex')}`;
+  const hash =
+    token.chain === 'solana' ? base58Encode(crypto.randomBytes(64)) : `0x${crypto.randomBytes(32).toString('hex')}`;
   return {
     id: `${token.chain}:${hash}:${index}`,
-    chain: token.chain, token: token.address, name: token.name, symbol: token.symbol,
-    trader: addressFor(token.chain), transactionHash: hash, side: index % 2 === 0 ? 'buy' : 'sell',
-    amount: String(100 + index), price: { native: '0.001', usd: '0.18' }, volume: { native: '0.1', usd: '18' },
-    marketCap: { native: '1000', usd: '180000' }, timestamp, flags: [],
+    chain: token.chain,
+    token: token.address,
+    name: token.name,
+    symbol: token.symbol,
+    trader: addressFor(token.chain),
+    transactionHash: hash,
+    side: index % 2 === 0 ? 'buy' : 'sell',
+    amount: String(100 + index),
+    price: { native: '0.001', usd: '0.18' },
+    volume: { native: '0.1', usd: '18' },
+    marketCap: { native: '1000', usd: '180000' },
+    timestamp,
+    flags: [],
     ...overrides,
   };
 }
 
 export function tradeRow(trade: Trade, seq: number, identities: string[] = []): TradeRow {
   return {
-    id: trade.id, chain: trade.chain, token: trade.token, seq, name: trade.name, symbol: trade.symbol, trader: trade.trader,
-    side: trade.side, transactionHash: trade.transactionHash, eventIndex: Number(trade.id.split(':')[2]), blockNumber: seq,
-    timestamp: trade.timestamp, amount: trade.amount, quoteAmount: '0.1', quoteAsset: 'native',
-    priceNative: trade.price.native, priceUsd: trade.price.usd, volumeNative: trade.volume.native, volumeUsd: trade.volume.usd,
-    marketCapNative: trade.marketCap.native, marketCapUsd: trade.marketCap.usd, pool: 'pool', dex: 'pumpfun',
-    identities, flags: trade.flags ?? [],
+    id: trade.id,
+    chain: trade.chain,
+    token: trade.token,
+    seq,
+    name: trade.name,
+    symbol: trade.symbol,
+    trader: trade.trader,
+    side: trade.side,
+    transactionHash: trade.transactionHash,
+    eventIndex: Number(trade.id.split(':')[2]),
+    blockNumber: seq,
+    timestamp: trade.timestamp,
+    amount: trade.amount,
+    quoteAmount: '0.1',
+    quoteAsset: 'native',
+    priceNative: trade.price.native,
+    priceUsd: trade.price.usd,
+    volumeNative: trade.volume.native,
+    volumeUsd: trade.volume.usd,
+    marketCapNative: trade.marketCap.native,
+    marketCapUsd: trade.marketCap.usd,
+    pool: 'pool',
+    dex: 'pumpfun',
+    identities,
+    flags: trade.flags ?? [],
   };
 }
 
 export async function produceTrades(log: EventLog, trades: Trade[], identities: string[] = []): Promise<void> {
   const messages: PricedTradeMessage[] = trades.map((trade) => ({ trade, identities, pool: 'pool', dex: 'pumpfun' }));
-  await log.produce(TOPICS.trades.name, messages.map((m) => ({ key: `${m.trade.chain}:${m.trade.token}`, value: JSON.stringify(m), timestamp: m.trade.timestamp })));
+  await log.produce(
+    TOPICS.trades.name,
+    messages.map((m) => ({
+      key: `${m.trade.chain}:${m.trade.token}`,
+      value: JSON.stringify(m),
+      timestamp: m.trade.timestamp,
+    })),
+  );
 }
 
 export async function produceCandles(log: EventLog, message: CandleUpdateMessage): Promise<void> {
-  await log.produce(TOPICS.candles.name, [{ key: `${message.chain}:${message.token}`, value: JSON.stringify(message), timestamp: message.updatedAt }]);
+  await log.produce(TOPICS.candles.name, [
+    { key: `${message.chain}:${message.token}`, value: JSON.stringify(message), timestamp: message.updatedAt },
+  ]);
 }
 
 const ohlc = (v: number) => ({ open: String(v), high: String(v + 1), low: String(v - 0.5), close: String(v + 0.5) });
@@ -122,13 +175,26 @@ const ohlc = (v: number) => ({ open: String(v), high: String(v + 1), low: String
 /** One base-bucket row whose price is `v` (USD) and v/100 (native), volume v*10. */
 export function candleRow(token: Token, granularity: CandleRow['granularity'], time: number, v: number): CandleRow {
   return {
-    chain: token.chain, token: token.address, granularity, time, seq: 1,
-    priceNative: ohlc(v / 100), priceUsd: ohlc(v), marketCapNative: ohlc(v * 10), marketCapUsd: ohlc(v * 1000),
-    volumeNative: String(v / 10), volumeUsd: String(v * 10), trades: 1,
+    chain: token.chain,
+    token: token.address,
+    granularity,
+    time,
+    seq: 1,
+    priceNative: ohlc(v / 100),
+    priceUsd: ohlc(v),
+    marketCapNative: ohlc(v * 10),
+    marketCapUsd: ohlc(v * 1000),
+    volumeNative: String(v / 10),
+    volumeUsd: String(v * 10),
+    trades: 1,
   };
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -143,7 +209,11 @@ export interface Reply {
   body: any;
 }
 
-export async function call(base: string, pathAndQuery: string, init: { method?: string; key?: string | null; headers?: Record<string, string>; body?: unknown } = {}): Promise<Reply> {
+export async function call(
+  base: string,
+  pathAndQuery: string,
+  init: { method?: string; key?: string | null; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.key !== null && init.key !== undefined) headers.authorization = `Bearer ${init.key}`;
   let body: string | undefined;
@@ -153,7 +223,7 @@ export async function call(base: string, pathAndQuery: string, init: { method?: 
   }
   const response = await fetch(base + pathAndQuery, { method: init.method ?? 'GET', headers, body });
   const text = await response.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
   } catch {

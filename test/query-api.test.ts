@@ -8,19 +8,39 @@ import { createStore } from '../clickhouse/store.ts';
 import { createKeyStore } from '../core/auth/keys.ts';
 import { createRateLimiter } from '../core/auth/rate-limit.ts';
 import { keysCommand } from '../query-api/keys-cli.ts';
-import { call, evmAddress, makeToken, produceTokens, solanaAddress, startEnv, waitFor, WS_PORT, type ApiEnv } from './query-api-env.ts';
+import {
+  call,
+  evmAddress,
+  makeToken,
+  produceTokens,
+  solanaAddress,
+  startEnv,
+  waitFor,
+  WS_PORT,
+  type ApiEnv,
+} from './query-api-env.ts';
 
 describe('query API: tokens, routing, headers, auth, limits', () => {
   let env: ApiEnv;
   const hot = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Hot Token' });
   const evm = makeToken({ chain: 'base', address: evmAddress(), name: 'Evm Token' });
-  const cold = makeToken({ chain: 'bsc', address: evmAddress(), name: 'Cold Token', updatedAt: Date.now() - 3 * 24 * 3600_000 });
+  const cold = makeToken({
+    chain: 'bsc',
+    address: evmAddress(),
+    name: 'Cold Token',
+    updatedAt: Date.now() - 3 * 24 * 3600_000,
+  });
 
   before(async () => {
     env = await startEnv();
     await produceTokens(env.log, [hot, evm]);
     await env.store.upsertTokens([cold]);
-    await waitFor(() => env.api.views.token('base', evm.address) !== undefined && env.api.views.token('solana', hot.address) !== undefined, 'tokens in the hot view');
+    await waitFor(
+      () =>
+        env.api.views.token('base', evm.address) !== undefined &&
+        env.api.views.token('solana', hot.address) !== undefined,
+      'tokens in the hot view',
+    );
   });
   after(async () => env.close());
 
@@ -62,11 +82,18 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
     });
 
     it('answers VALIDATION_ERROR on `address` for an address of the wrong format', async () => {
-      for (const [chain, address] of [['solana', evm.address], ['base', hot.address], ['bsc', '0x1234']]) {
+      for (const [chain, address] of [
+        ['solana', evm.address],
+        ['base', hot.address],
+        ['bsc', '0x1234'],
+      ]) {
         const r = await call(env.base, `/v1/tokens/${chain}/${address}`, { key: env.key });
         assert.equal(r.status, 400);
         assert.equal(r.body.error.code, 'VALIDATION_ERROR');
-        assert.deepEqual(r.body.error.details.map((d: { field: string }) => d.field), ['address']);
+        assert.deepEqual(
+          r.body.error.details.map((d: { field: string }) => d.field),
+          ['address'],
+        );
       }
     });
   });
@@ -112,13 +139,26 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
   describe('headers', () => {
     it('echoes a valid X-Request-ID and replaces any other value with a UUID', async () => {
       const good = 'abc-123_XYZ:~!';
-      const r1 = await call(env.base, `/v1/tokens/solana/${hot.address}`, { key: env.key, headers: { 'x-request-id': good } });
+      const r1 = await call(env.base, `/v1/tokens/solana/${hot.address}`, {
+        key: env.key,
+        headers: { 'x-request-id': good },
+      });
       assert.equal(r1.headers.get('x-request-id'), good);
       const long = 'a'.repeat(128);
-      assert.equal((await call(env.base, '/v1/nothing', { key: env.key, headers: { 'x-request-id': long } })).headers.get('x-request-id'), long);
+      assert.equal(
+        (await call(env.base, '/v1/nothing', { key: env.key, headers: { 'x-request-id': long } })).headers.get(
+          'x-request-id',
+        ),
+        long,
+      );
       for (const bad of ['has space', 'a'.repeat(129), 'caf\u00e9']) {
-        const r = await call(env.base, '/openapi.json', { headers: { 'x-request-id': encodeURI(bad) === bad ? bad : 'has space' } });
-        assert.match(r.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+        const r = await call(env.base, '/openapi.json', {
+          headers: { 'x-request-id': encodeURI(bad) === bad ? bad : 'has space' },
+        });
+        assert.match(
+          r.headers.get('x-request-id') ?? '',
+          /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+        );
       }
       const none = await call(env.base, '/v1/nothing', { key: env.key });
       assert.match(none.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
@@ -161,7 +201,9 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
 
     it('refuses a missing, malformed or unknown key', async () => {
       expectUnauthorized(await call(env.base, p()));
-      expectUnauthorized(await call(env.base, p(), { headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } }));
+      expectUnauthorized(
+        await call(env.base, p(), { headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } }),
+      );
       expectUnauthorized(await call(env.base, p(), { headers: { authorization: 'Bearer' } }));
       expectUnauthorized(await call(env.base, p(), { headers: { authorization: `Bearer  ${env.key}` } }));
       expectUnauthorized(await call(env.base, p(), { headers: { authorization: env.key } }));
@@ -186,7 +228,11 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
       const cli = createKeyStore(env.ctx, { path: path.join(env.dir, 'keys.sqlite') });
       assert.equal(cli.revoke(other.record.id), true);
       cli.close();
-      await waitFor(async () => (await call(env.base, p(), { key: other.key })).status === 401, 'revocation seen by the service', 3000);
+      await waitFor(
+        async () => (await call(env.base, p(), { key: other.key })).status === 401,
+        'revocation seen by the service',
+        3000,
+      );
     });
 
     it('registers SPOT_API_KEYS-style keys idempotently', async () => {
@@ -286,7 +332,10 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
 
   describe('store outage', () => {
     it('answers 503 SERVICE_UNAVAILABLE when the store is unreachable', async () => {
-      const unreachable = createStore(env.ctx, createClient({ url: 'http://127.0.0.1:9', request_timeout: 2000, log: { level: ClickHouseLogLevel.OFF } }));
+      const unreachable = createStore(
+        env.ctx,
+        createClient({ url: 'http://127.0.0.1:9', request_timeout: 2000, log: { level: ClickHouseLogLevel.OFF } }),
+      );
       const { base } = await env.extra({ store: unreachable });
       const r = await call(base, `/v1/tokens/bsc/${cold.address}`, { key: env.key });
       assert.equal(r.status, 503);
@@ -309,14 +358,21 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
       assert.equal((await call(env.base, `/v1/tokens/solana/${hot.address}`, { key })).status, 200);
       lines.length = 0;
       assert.equal(await keysCommand(env.ctx, ['list'], out, errors), 0);
-      const row = lines.join('').split('\n').find((l) => l.includes('\tcli\t'));
+      const row = lines
+        .join('')
+        .split('\n')
+        .find((l) => l.includes('\tcli\t'));
       assert.ok(row);
       assert.ok(!lines.join('').includes(key), 'list never prints a key');
       const id = row.split('\t')[0]!;
       assert.equal(await keysCommand(env.ctx, ['revoke', id], out, errors), 0);
       assert.equal(await keysCommand(env.ctx, ['revoke', id], out, errors), 1);
       assert.equal(await keysCommand(env.ctx, ['create', '--expires-in', 'soon'], out, errors), 2);
-      await waitFor(async () => (await call(env.base, `/v1/tokens/solana/${hot.address}`, { key })).status === 401, 'CLI revocation', 3000);
+      await waitFor(
+        async () => (await call(env.base, `/v1/tokens/solana/${hot.address}`, { key })).status === 401,
+        'CLI revocation',
+        3000,
+      );
     });
   });
 
@@ -328,14 +384,37 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
       assert.equal(doc.info.version, '1.0.0');
       const result = await new Validator().validate(doc);
       assert.equal(result.valid, true, JSON.stringify(result.errors));
-      for (const p of ['/v1/tokens/{chain}/{address}', '/v1/tokens/{chain}/{address}/ohlcv', '/v1/tokens/{chain}/{address}/trades', '/v1/trades', '/v1/discovery', '/v1/stream', '/openapi.json']) {
+      for (const p of [
+        '/v1/tokens/{chain}/{address}',
+        '/v1/tokens/{chain}/{address}/ohlcv',
+        '/v1/tokens/{chain}/{address}/trades',
+        '/v1/trades',
+        '/v1/discovery',
+        '/v1/stream',
+        '/openapi.json',
+      ]) {
         assert.ok(doc.paths[p], p);
       }
       const text = JSON.stringify(doc);
-      for (const code of ['VALIDATION_ERROR', 'UNSUPPORTED_CHAIN', 'UNAUTHORIZED', 'NOT_FOUND', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']) {
+      for (const code of [
+        'VALIDATION_ERROR',
+        'UNSUPPORTED_CHAIN',
+        'UNAUTHORIZED',
+        'NOT_FOUND',
+        'RATE_LIMITED',
+        'INTERNAL_ERROR',
+        'SERVICE_UNAVAILABLE',
+      ]) {
         assert.ok(text.includes(code), code);
       }
-      for (const header of ['X-RateLimit-Remaining', 'X-Request-ID', 'Retry-After', 'X-Credits-Cost', 'X-Credits-Remaining']) assert.ok(text.includes(`"${header}"`), header);
+      for (const header of [
+        'X-RateLimit-Remaining',
+        'X-Request-ID',
+        'Retry-After',
+        'X-Credits-Cost',
+        'X-Credits-Remaining',
+      ])
+        assert.ok(text.includes(`"${header}"`), header);
       // Every $ref resolves.
       for (const [, target] of text.matchAll(/"\$ref":"#\/([^"]+)"/g)) {
         let node: any = doc;

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CHAIN_INFO, CHAINS, EVM_NATIVE_ADDRESS, type Chain } from '../core/chains.ts';
 import { createContext } from '../core/context.ts';
-import { fromInt, pct, toString } from '../core/decimal.ts';
+import { fromInt, pct, decToString } from '../core/decimal.ts';
 import { createLogger } from '../core/logger.ts';
 import { loadConfig } from '../core/config.ts';
 import { assertTopicValue, TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
@@ -26,7 +26,7 @@ const START = Date.UTC(2026, 10, 1, 12);
 const MANAGER = EVM_CONTRACTS.fourMemeTokenManager2.bsc;
 type Trade = Extract<SimEvent, { type: 'trade' }>;
 
-const progressOf = (sold: bigint, total: bigint) => toString(pct(fromInt(sold), fromInt(total)));
+const progressOf = (sold: bigint, total: bigint) => decToString(pct(fromInt(sold), fromInt(total)));
 
 function quoteOf(token: SimToken, venue: 'curve' | 'pool'): string {
   if (token.chain === 'solana') return WSOL_MINT;
@@ -34,16 +34,30 @@ function quoteOf(token: SimToken, venue: 'curve' | 'pool'): string {
   return EVM_SETUP[token.chain as EvmChain].launchQuote.toLowerCase();
 }
 
-const CURVE_DEX: Record<string, string> = { pumpfun: 'pumpfun', launchlab: 'raydium-launchlab', 'meteora-dbc': 'meteora-dbc', fourmeme: 'fourmeme' };
+const CURVE_DEX: Record<string, string> = {
+  pumpfun: 'pumpfun',
+  launchlab: 'raydium-launchlab',
+  'meteora-dbc': 'meteora-dbc',
+  fourmeme: 'fourmeme',
+};
 
 /** The swap a trade must decode to (fields the venue's event carries). */
 function expectedTradeSwap(e: Trade): Partial<RawSwap> {
   const { token } = e;
   const curve = e.venue === 'curve';
   const swap: Partial<RawSwap> = {
-    chain: e.chain, token: token.address, quoteAsset: quoteOf(token, e.venue), tokenAmount: e.tokenAmount.toString(), tokenDecimals: token.decimals,
-    quoteAmount: e.quoteAmount.toString(), quoteDecimals: 18, side: e.side, trader: e.trader, pool: e.poolAddress,
-    dex: curve ? CURVE_DEX[token.launchpad]! : e.dex, launchpad: curve || e.dex === 'uniswap-v4' ? token.launchpad : null,
+    chain: e.chain,
+    token: token.address,
+    quoteAsset: quoteOf(token, e.venue),
+    tokenAmount: e.tokenAmount.toString(),
+    tokenDecimals: token.decimals,
+    quoteAmount: e.quoteAmount.toString(),
+    quoteDecimals: 18,
+    side: e.side,
+    trader: e.trader,
+    pool: e.poolAddress,
+    dex: curve ? CURVE_DEX[token.launchpad]! : e.dex,
+    launchpad: curve || e.dex === 'uniswap-v4' ? token.launchpad : null,
   };
   if (e.chain === 'solana') swap.quoteDecimals = 9;
   const fees = e.platformFee + e.creatorFee;
@@ -51,9 +65,15 @@ function expectedTradeSwap(e: Trade): Partial<RawSwap> {
     const c = e.curve!;
     if (token.launchpad !== 'meteora-dbc') {
       swap.reserves = { token: c.realToken.toString(), quote: c.realQuote.toString() };
-      swap.curve = { progressPct: progressOf(c.initialRealToken - c.realToken, c.initialRealToken), complete: c.complete } as RawSwap['curve'];
+      swap.curve = {
+        progressPct: progressOf(c.initialRealToken - c.realToken, c.initialRealToken),
+        complete: c.complete,
+      } as RawSwap['curve'];
     } else if (dbcVersion(token) === 2) {
-      swap.curve = { progressPct: c.complete ? '100' : progressOf(c.realQuote, c.quoteThreshold!), complete: c.complete } as RawSwap['curve'];
+      swap.curve = {
+        progressPct: c.complete ? '100' : progressOf(c.realQuote, c.quoteThreshold!),
+        complete: c.complete,
+      } as RawSwap['curve'];
     }
     const withFees = token.launchpad !== 'pumpfun' || pumpLayouts(token).trade !== 'dec2024';
     if (withFees) swap.fees = { platform: fees.toString() };
@@ -61,14 +81,17 @@ function expectedTradeSwap(e: Trade): Partial<RawSwap> {
     const pool = e.pool!;
     if (e.dex !== 'uniswap-v4') swap.reserves = { token: pool.token.toString(), quote: pool.quote.toString() };
     if (e.dex === 'pumpswap') swap.fees = { dex: e.lpFee.toString(), platform: fees.toString() };
-    else if (e.dex === 'raydium-cpmm') swap.fees = cpmmLayout(token) === 'v1' ? {} : e.side === 'buy' ? { dex: e.lpFee.toString(), platform: '0' } : {};
+    else if (e.dex === 'raydium-cpmm')
+      swap.fees = cpmmLayout(token) === 'v1' ? {} : e.side === 'buy' ? { dex: e.lpFee.toString(), platform: '0' } : {};
     else swap.fees = { dex: e.lpFee.toString() };
   }
   return swap;
 }
 
 function pick<T extends object>(value: T, like: object): Partial<T> {
-  return Object.fromEntries(Object.keys(like).map((key) => [key, (value as Record<string, unknown>)[key]])) as Partial<T>;
+  return Object.fromEntries(
+    Object.keys(like).map((key) => [key, (value as Record<string, unknown>)[key]]),
+  ) as Partial<T>;
 }
 
 function assertSwap(actual: RawSwap | undefined, expected: Partial<RawSwap>, label: string): void {
@@ -82,10 +105,19 @@ function assertSwap(actual: RawSwap | undefined, expected: Partial<RawSwap>, lab
 
 type EventSpec = Record<string, unknown> & { kind: TokenEvent['kind'] };
 
-function assertEvents(actual: TokenEvent[], expected: EventSpec[], label: string, allowed: (event: TokenEvent) => boolean = () => false): void {
+function assertEvents(
+  actual: TokenEvent[],
+  expected: EventSpec[],
+  label: string,
+  allowed: (event: TokenEvent) => boolean = () => false,
+): void {
   const left = [...actual];
   for (const spec of expected) {
-    const at = left.findIndex((event) => Object.entries(spec).every(([key, value]) => JSON.stringify((event as Record<string, unknown>)[key]) === JSON.stringify(value)));
+    const at = left.findIndex((event) =>
+      Object.entries(spec).every(
+        ([key, value]) => JSON.stringify((event as Record<string, unknown>)[key]) === JSON.stringify(value),
+      ),
+    );
     assert.ok(at >= 0, `${label}: missing ${JSON.stringify(spec)} in ${JSON.stringify(actual)}`);
     left.splice(at, 1);
   }
@@ -98,7 +130,9 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
   for (const swap of decoded.swaps) assertTopicValue(TOPICS.swaps, swap);
   for (const event of decoded.events) assertTopicValue(TOPICS.tokenEvents, event);
   const solana = e.chain === 'solana';
-  const blockTime = solana ? Math.floor(blockAt('solana', e.time).timeMs / 1000) * 1000 : blockAt(e.chain, e.time).timeMs;
+  const blockTime = solana
+    ? Math.floor(blockAt('solana', e.time).timeMs / 1000) * 1000
+    : blockAt(e.chain, e.time).timeMs;
   for (const record of [...decoded.swaps, ...decoded.events]) {
     assert.equal(record.chain, e.chain, label);
     assert.equal(record.blockTime, blockTime, `${label}: block time`);
@@ -111,46 +145,102 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
       return [`${e.chain}:label`];
     case 'funding':
       assert.equal(decoded.swaps.length, 0);
-      assertEvents(decoded.events, [{ kind: 'funding', from: e.from, to: e.to, amount: e.amount.toString(), fromLabel: null }], label);
+      assertEvents(
+        decoded.events,
+        [{ kind: 'funding', from: e.from, to: e.to, amount: e.amount.toString(), fromLabel: null }],
+        label,
+      );
       return [`${e.chain}:funding`];
     case 'reference': {
       assert.equal(decoded.swaps.length, 1, label);
       assert.equal(decoded.events.length, 0, label);
       if (solana) {
-        assertSwap(decoded.swaps[0], {
-          token: WSOL_MINT, quoteAsset: USDC_MINT, tokenAmount: e.nativeAmount.toString(), quoteAmount: e.stableAmount.toString(), side: e.side,
-          trader: e.trader, pool: SOLANA_REFERENCE_POOL, dex: 'raydium-cpmm', launchpad: null,
-          reserves: { token: e.reserves.native.toString(), quote: e.reserves.stable.toString() },
-        }, label);
+        assertSwap(
+          decoded.swaps[0],
+          {
+            token: WSOL_MINT,
+            quoteAsset: USDC_MINT,
+            tokenAmount: e.nativeAmount.toString(),
+            quoteAmount: e.stableAmount.toString(),
+            side: e.side,
+            trader: e.trader,
+            pool: SOLANA_REFERENCE_POOL,
+            dex: 'raydium-cpmm',
+            launchpad: null,
+            reserves: { token: e.reserves.native.toString(), quote: e.reserves.stable.toString() },
+          },
+          label,
+        );
         return ['solana:reference:raydium-cpmm'];
       }
       // EVM decoders rank the wrapped native above stables: the stable is the "token".
       const ref = EVM_SETUP[e.chain as EvmChain].reference!;
-      assertSwap(decoded.swaps[0], {
-        token: ref.stable, quoteAsset: CHAIN_INFO[e.chain].native.wrapped.toLowerCase(), tokenAmount: e.stableAmount.toString(), quoteAmount: e.nativeAmount.toString(),
-        side: e.side === 'buy' ? 'sell' : 'buy', trader: e.trader, pool: ref.pool, dex: ref.dex, launchpad: null,
-      }, label);
+      assertSwap(
+        decoded.swaps[0],
+        {
+          token: ref.stable,
+          quoteAsset: CHAIN_INFO[e.chain].native.wrapped.toLowerCase(),
+          tokenAmount: e.stableAmount.toString(),
+          quoteAmount: e.nativeAmount.toString(),
+          side: e.side === 'buy' ? 'sell' : 'buy',
+          trader: e.trader,
+          pool: ref.pool,
+          dex: ref.dex,
+          launchpad: null,
+        },
+        label,
+      );
       return [`${e.chain}:reference:${ref.dex}`];
     }
     case 'launch': {
       const { token } = e;
       assert.equal(decoded.swaps.length, 0, label);
       const created: EventSpec = {
-        kind: 'created', token: token.address, name: token.name, symbol: token.symbol, decimals: token.decimals, supply: token.supply.toString(),
-        creator: token.creator, launchpad: token.launchpad, pool: token.curveAddress, quoteAsset: quoteOf(token, 'curve'), uri: solana ? token.uri : '',
+        kind: 'created',
+        token: token.address,
+        name: token.name,
+        symbol: token.symbol,
+        decimals: token.decimals,
+        supply: token.supply.toString(),
+        creator: token.creator,
+        launchpad: token.launchpad,
+        pool: token.curveAddress,
+        quoteAsset: quoteOf(token, 'curve'),
+        uri: solana ? token.uri : '',
       };
       if (token.launchpad === 'pumpfun') {
         const layout = pumpLayouts(token).create;
         if (layout === 'feb2026' || layout === 'may2026') created.mayhemMode = token.mayhemMode;
-        assertEvents(decoded.events, [created, { kind: 'balance', token: token.address, owner: token.curveAddress, amount: token.supply.toString() }], label);
+        assertEvents(
+          decoded.events,
+          [
+            created,
+            { kind: 'balance', token: token.address, owner: token.curveAddress, amount: token.supply.toString() },
+          ],
+          label,
+        );
         return [`solana:pumpfun:create:${layout}`];
       }
       if (solana) {
         assertEvents(decoded.events, [created], label);
         return [`solana:${token.launchpad}:create`];
       }
-      const holder = token.launchpad === 'fourmeme' ? MANAGER : EVM_SETUP[e.chain as EvmChain].poolManager.toLowerCase();
-      assertEvents(decoded.events, [created, { kind: 'transfer', token: token.address, from: EVM_NATIVE_ADDRESS, to: holder, amount: token.supply.toString() }], label);
+      const holder =
+        token.launchpad === 'fourmeme' ? MANAGER : EVM_SETUP[e.chain as EvmChain].poolManager.toLowerCase();
+      assertEvents(
+        decoded.events,
+        [
+          created,
+          {
+            kind: 'transfer',
+            token: token.address,
+            from: EVM_NATIVE_ADDRESS,
+            to: holder,
+            amount: token.supply.toString(),
+          },
+        ],
+        label,
+      );
       return [`${e.chain}:${token.launchpad}:create`];
     }
     case 'trade': {
@@ -163,16 +253,39 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
       const poolOwners = new Set([e.poolAddress]);
       if (solana) {
         expected.push({ kind: 'balance', token: token.address, owner: e.trader, amount: e.traderBalance.toString() });
-        if (e.venue === 'curve' && e.curve!.complete) expected.push({ kind: 'curve', token: token.address, progressPct: '100', complete: true });
+        if (e.venue === 'curve' && e.curve!.complete)
+          expected.push({ kind: 'curve', token: token.address, progressPct: '100', complete: true });
       } else {
-        const venue = e.venue === 'curve' ? MANAGER : e.dex === 'uniswap-v4' ? EVM_SETUP[e.chain as EvmChain].poolManager.toLowerCase() : e.poolAddress;
+        const venue =
+          e.venue === 'curve'
+            ? MANAGER
+            : e.dex === 'uniswap-v4'
+              ? EVM_SETUP[e.chain as EvmChain].poolManager.toLowerCase()
+              : e.poolAddress;
         const [from, to] = e.side === 'buy' ? [venue, e.trader] : [e.trader, venue];
         expected.push({ kind: 'transfer', token: token.address, from, to, amount: e.tokenAmount.toString() });
       }
       // Besides the trader's balance, a Solana venue reports its own token account.
-      assertEvents(decoded.events, expected, label, (event) => event.kind === 'balance' && event.token === token.address && poolOwners.has(event.owner) && e.trader !== event.owner);
-      const layout = token.launchpad === 'pumpfun' && e.venue === 'curve' ? `:${pumpLayouts(token).trade}`
-        : e.dex === 'pumpswap' ? `:${pumpSwapLayout(token)}` : e.dex === 'raydium-cpmm' ? `:${cpmmLayout(token)}` : token.launchpad === 'meteora-dbc' && e.venue === 'curve' ? `:v${dbcVersion(token)}` : '';
+      assertEvents(
+        decoded.events,
+        expected,
+        label,
+        (event) =>
+          event.kind === 'balance' &&
+          event.token === token.address &&
+          poolOwners.has(event.owner) &&
+          e.trader !== event.owner,
+      );
+      const layout =
+        token.launchpad === 'pumpfun' && e.venue === 'curve'
+          ? `:${pumpLayouts(token).trade}`
+          : e.dex === 'pumpswap'
+            ? `:${pumpSwapLayout(token)}`
+            : e.dex === 'raydium-cpmm'
+              ? `:${cpmmLayout(token)}`
+              : token.launchpad === 'meteora-dbc' && e.venue === 'curve'
+                ? `:v${dbcVersion(token)}`
+                : '';
       const dex = e.venue === 'curve' ? CURVE_DEX[token.launchpad] : e.dex;
       const keys = [`${e.chain}:${dex}:${e.side}`, `${e.chain}:${dex}${layout}`];
       if (e.venue === 'curve' && e.curve!.complete) keys.push(`${e.chain}:${token.launchpad}:complete`);
@@ -183,10 +296,15 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
       assert.equal(decoded.swaps.length, 0, label);
       const graduated: EventSpec = { kind: 'graduated', token: token.address, pool: e.pool, dex: e.dex };
       if (token.launchpad === 'fourmeme') {
-        assertEvents(decoded.events, [
-          { kind: 'curve', token: token.address, progressPct: '100', complete: true }, graduated,
-          { kind: 'transfer', token: token.address, from: MANAGER, to: e.pool, amount: e.reserves.token.toString() },
-        ], label);
+        assertEvents(
+          decoded.events,
+          [
+            { kind: 'curve', token: token.address, progressPct: '100', complete: true },
+            graduated,
+            { kind: 'transfer', token: token.address, from: MANAGER, to: e.pool, amount: e.reserves.token.toString() },
+          ],
+          label,
+        );
       } else {
         assertEvents(decoded.events, [graduated], label);
       }
@@ -196,17 +314,55 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
 }
 
 const REQUIRED = [
-  ...CHAINS.map((chain) => `${chain}:label`), ...CHAINS.map((chain) => `${chain}:funding`),
-  'solana:reference:raydium-cpmm', 'base:reference:uniswap-v3', 'robinhood:reference:uniswap-v3', 'bsc:reference:pancakeswap-v3',
-  'solana:pumpfun:create:legacy', 'solana:pumpfun:create:may2025', 'solana:pumpfun:create:feb2026',
-  'solana:pumpfun:buy', 'solana:pumpfun:sell', 'solana:pumpfun:dec2024', 'solana:pumpfun:may2025', 'solana:pumpfun:feb2026', 'solana:pumpfun:may2026',
-  'solana:pumpfun:complete', 'solana:pumpfun:graduate', 'solana:pumpswap:buy', 'solana:pumpswap:sell', 'solana:pumpswap:feb2026',
-  'solana:launchlab:create', 'solana:raydium-launchlab:buy', 'solana:raydium-launchlab:sell', 'solana:launchlab:complete', 'solana:launchlab:graduate',
-  'solana:meteora-dbc:create', 'solana:meteora-dbc:buy', 'solana:meteora-dbc:sell', 'solana:meteora-dbc:v2', 'solana:meteora-dbc:complete', 'solana:meteora-dbc:graduate',
-  'solana:raydium-cpmm:buy', 'solana:raydium-cpmm:sell', 'solana:raydium-cpmm:v2',
-  'bsc:fourmeme:create', 'bsc:fourmeme:buy', 'bsc:fourmeme:sell', 'bsc:fourmeme:complete', 'bsc:fourmeme:graduate', 'bsc:pancakeswap-v2:buy', 'bsc:pancakeswap-v2:sell',
-  'base:clanker:create', 'base:uniswap-v4:buy', 'base:uniswap-v4:sell', 'robinhood:pools.trade:create', 'robinhood:uniswap-v4:buy',
-  'arc:arc-launch:create', 'arc:uniswap-v4:buy', 'arc:uniswap-v4:sell',
+  ...CHAINS.map((chain) => `${chain}:label`),
+  ...CHAINS.map((chain) => `${chain}:funding`),
+  'solana:reference:raydium-cpmm',
+  'base:reference:uniswap-v3',
+  'robinhood:reference:uniswap-v3',
+  'bsc:reference:pancakeswap-v3',
+  'solana:pumpfun:create:legacy',
+  'solana:pumpfun:create:may2025',
+  'solana:pumpfun:create:feb2026',
+  'solana:pumpfun:buy',
+  'solana:pumpfun:sell',
+  'solana:pumpfun:dec2024',
+  'solana:pumpfun:may2025',
+  'solana:pumpfun:feb2026',
+  'solana:pumpfun:may2026',
+  'solana:pumpfun:complete',
+  'solana:pumpfun:graduate',
+  'solana:pumpswap:buy',
+  'solana:pumpswap:sell',
+  'solana:pumpswap:feb2026',
+  'solana:launchlab:create',
+  'solana:raydium-launchlab:buy',
+  'solana:raydium-launchlab:sell',
+  'solana:launchlab:complete',
+  'solana:launchlab:graduate',
+  'solana:meteora-dbc:create',
+  'solana:meteora-dbc:buy',
+  'solana:meteora-dbc:sell',
+  'solana:meteora-dbc:v2',
+  'solana:meteora-dbc:complete',
+  'solana:meteora-dbc:graduate',
+  'solana:raydium-cpmm:buy',
+  'solana:raydium-cpmm:sell',
+  'solana:raydium-cpmm:v2',
+  'bsc:fourmeme:create',
+  'bsc:fourmeme:buy',
+  'bsc:fourmeme:sell',
+  'bsc:fourmeme:complete',
+  'bsc:fourmeme:graduate',
+  'bsc:pancakeswap-v2:buy',
+  'bsc:pancakeswap-v2:sell',
+  'base:clanker:create',
+  'base:uniswap-v4:buy',
+  'base:uniswap-v4:sell',
+  'robinhood:pools.trade:create',
+  'robinhood:uniswap-v4:buy',
+  'arc:arc-launch:create',
+  'arc:uniswap-v4:buy',
+  'arc:uniswap-v4:sell',
 ];
 
 function testContext(dataDir: string) {
@@ -216,7 +372,14 @@ function testContext(dataDir: string) {
 
 function collector() {
   const batches: IngestRecords[] = [];
-  return { batches, publisher: { publish: async (records: IngestRecords) => { batches.push(records); } } };
+  return {
+    batches,
+    publisher: {
+      publish: async (records: IngestRecords) => {
+        batches.push(records);
+      },
+    },
+  };
 }
 
 describe('market simulator', function () {
@@ -228,7 +391,13 @@ describe('market simulator', function () {
     for (const until of [START + 60_000, START + 10 * 60_000]) {
       const events = market.advance(until, 2);
       const late = events.findIndex((event, i) => i > 0 && event.time < events[i - 1]!.time);
-      assert.equal(late, -1, late < 0 ? '' : `event ${late} (${events[late]!.type} at ${events[late]!.time}) after ${events[late - 1]!.type} at ${events[late - 1]!.time}`);
+      assert.equal(
+        late,
+        -1,
+        late < 0
+          ? ''
+          : `event ${late} (${events[late]!.type} at ${events[late]!.time}) after ${events[late - 1]!.type} at ${events[late - 1]!.time}`,
+      );
     }
   });
 
@@ -244,13 +413,23 @@ describe('market simulator', function () {
   });
 
   it('warm-starts ten minutes of history on all five chains with graduations, deterministically, and resumes without a second warm start', async () => {
-    const dirs = [fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-')), fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-'))];
+    const dirs = [
+      fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-')),
+      fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-')),
+    ];
     try {
       const runs: IngestRecords[][] = [];
       for (const dir of dirs) {
         const { batches, publisher } = collector();
         const source = createSimulatorSource(testContext(dir), {
-          publisher, seed: 99, rate: 200, warmHours: 10 / 60, chains: [...CHAINS], now: () => START, historyRate: 12, tickMs: 5,
+          publisher,
+          seed: 99,
+          rate: 200,
+          warmHours: 10 / 60,
+          chains: [...CHAINS],
+          now: () => START,
+          historyRate: 12,
+          tickMs: 5,
         });
         await source.start();
         await source.warmedUp;
@@ -263,9 +442,20 @@ describe('market simulator', function () {
       const events = first.flatMap((batch) => batch.events);
       for (const swap of swaps) assertTopicValue(TOPICS.swaps, swap);
       for (const event of events) assertTopicValue(TOPICS.tokenEvents, event);
-      for (const chain of CHAINS) assert.ok(swaps.some((swap) => swap.chain === chain), `swaps on ${chain}`);
-      for (const chain of ['solana', 'bsc'] as Chain[]) assert.ok(events.some((event) => event.chain === chain && event.kind === 'graduated'), `graduation on ${chain}`);
-      assert.ok(swaps.every((swap) => swap.blockTime < START && swap.blockTime >= START - 10 * 60_000 - 1000), 'history ends now');
+      for (const chain of CHAINS)
+        assert.ok(
+          swaps.some((swap) => swap.chain === chain),
+          `swaps on ${chain}`,
+        );
+      for (const chain of ['solana', 'bsc'] as Chain[])
+        assert.ok(
+          events.some((event) => event.chain === chain && event.kind === 'graduated'),
+          `graduation on ${chain}`,
+        );
+      assert.ok(
+        swaps.every((swap) => swap.blockTime < START && swap.blockTime >= START - 10 * 60_000 - 1000),
+        'history ends now',
+      );
       const state = readSimulatorState(dirs[0]!);
       assert.equal(state?.seed, '99');
       assert.equal(state?.lastEventTime, START);
@@ -274,14 +464,24 @@ describe('market simulator', function () {
       const later = START + 3_600_000;
       const { batches, publisher } = collector();
       const resumed = createSimulatorSource(testContext(dirs[0]!), {
-        publisher, seed: 99, rate: 200, warmHours: 10 / 60, chains: ['base'], now: () => later, historyRate: 2, tickMs: 5,
+        publisher,
+        seed: 99,
+        rate: 200,
+        warmHours: 10 / 60,
+        chains: ['base'],
+        now: () => later,
+        historyRate: 2,
+        tickMs: 5,
       });
       await resumed.start();
       await resumed.warmedUp;
       await resumed.stop();
       const resumedSwaps = batches.flatMap((batch) => batch.swaps);
       assert.ok(resumedSwaps.length > 0);
-      assert.ok(resumedSwaps.every((swap) => swap.blockTime >= later - 10 * 60_000 - 2000 && swap.blockTime < later), 'gap capped at warmHours');
+      assert.ok(
+        resumedSwaps.every((swap) => swap.blockTime >= later - 10 * 60_000 - 2000 && swap.blockTime < later),
+        'gap capped at warmHours',
+      );
       const ids = new Set(swaps.map((swap) => swap.id));
       assert.ok(resumedSwaps.every((swap) => !ids.has(swap.id)));
       assert.equal(readSimulatorState(dirs[0]!)?.runSeed, `99/resume@${START}`);
@@ -296,19 +496,34 @@ describe('market simulator', function () {
     const log = createEmbeddedLog(ctx, { path: path.join(dir, 'log', 'events.sqlite'), retentionIntervalMs: 0 });
     try {
       const source = createSimulatorSource(ctx, {
-        publisher: createIngestPublisher(ctx, { log }), seed: 5, rate: 0, warmHours: 2 / 60, chains: ['solana', 'bsc'], now: () => START, historyRate: 10,
+        publisher: createIngestPublisher(ctx, { log }),
+        seed: 5,
+        rate: 0,
+        warmHours: 2 / 60,
+        chains: ['solana', 'bsc'],
+        now: () => START,
+        historyRate: 10,
       });
       await source.start();
       await source.warmedUp;
       await source.stop();
       const swaps: RawSwap[] = [];
       const events: TokenEvent[] = [];
-      await log.readToEnd(TOPICS.swaps.name, (message) => { swaps.push(JSON.parse(message.value) as RawSwap); });
-      await log.readToEnd(TOPICS.tokenEvents.name, (message) => { events.push(JSON.parse(message.value) as TokenEvent); });
+      await log.readToEnd(TOPICS.swaps.name, (message) => {
+        swaps.push(JSON.parse(message.value) as RawSwap);
+      });
+      await log.readToEnd(TOPICS.tokenEvents.name, (message) => {
+        events.push(JSON.parse(message.value) as TokenEvent);
+      });
       assert.equal(swaps.length, ctx.metrics.get('ingest.simulator.swaps'));
       assert.ok(swaps.some((swap) => swap.chain === 'solana') && swaps.some((swap) => swap.chain === 'bsc'));
       const created = new Set(events.filter((event) => event.kind === 'created').map((event) => event.token));
-      assert.ok(swaps.filter((swap) => swap.launchpad === 'pumpfun' || swap.launchpad === 'fourmeme').every((swap) => created.has(swap.token)), 'launch tokens were created first');
+      assert.ok(
+        swaps
+          .filter((swap) => swap.launchpad === 'pumpfun' || swap.launchpad === 'fourmeme')
+          .every((swap) => created.has(swap.token)),
+        'launch tokens were created first',
+      );
     } finally {
       await log.close();
       fs.rmSync(dir, { recursive: true, force: true });

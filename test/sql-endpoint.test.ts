@@ -2,7 +2,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { PassThrough } from 'node:stream';
-import { createClient as createHttpClient, ClickHouseError, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
+import {
+  createClient as createHttpClient,
+  ClickHouseError,
+  ClickHouseLogLevel,
+  type ClickHouseClient,
+} from '@clickhouse/client';
 import { sharedChdb } from './helpers/chdb.ts';
 import { createClickHouseClient } from '../clickhouse/client.ts';
 import { createSqlEndpoint, type SqlEndpoint } from '../clickhouse/sql-endpoint.ts';
@@ -13,7 +18,8 @@ import type { Context } from '../core/context.ts';
 import type { TradeRow } from '../clickhouse/types.ts';
 
 // The client logs every failed request; these tests cause failures on purpose.
-const createClient = (config: Parameters<typeof createHttpClient>[0]) => createHttpClient({ ...config, log: { level: ClickHouseLogLevel.OFF } });
+const createClient = (config: Parameters<typeof createHttpClient>[0]) =>
+  createHttpClient({ ...config, log: { level: ClickHouseLogLevel.OFF } });
 
 async function expectClickHouseError(promise: Promise<unknown>, code: string): Promise<ClickHouseError> {
   try {
@@ -26,7 +32,7 @@ async function expectClickHouseError(promise: Promise<unknown>, code: string): P
   assert.fail(`expected ClickHouse error ${code}`);
 }
 
-describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
+describe('SQL endpoint (ClickHouse HTTP interface over chDB)', () => {
   let ctx: Context;
   let endpoint: SqlEndpoint;
   let base: string;
@@ -70,7 +76,10 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
     assert.equal(await post.text(), '{"one":1,"two":2}\n');
     assert.equal(post.headers.get('x-clickhouse-format'), 'JSONEachRow');
     assert.match(post.headers.get('content-type') ?? '', /application\/json/);
-    const defaultFormat = await fetch(`${base}/?default_format=CSVWithNames&database=spot`, { method: 'POST', body: "SELECT currentDatabase() AS db" });
+    const defaultFormat = await fetch(`${base}/?default_format=CSVWithNames&database=spot`, {
+      method: 'POST',
+      body: 'SELECT currentDatabase() AS db',
+    });
     assert.equal(await defaultFormat.text(), '"db"\n"spot"\n');
   });
 
@@ -84,13 +93,16 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
     assert.deepEqual(await rs.json(), [{ v: '42', s: "it's", a: ['x', 'y'] }]); // UInt32 * 2 is UInt64: quoted, as ClickHouse does
     const compressed = createClient({ url: base, compression: { request: true, response: true } });
     clients.push(compressed);
-    const tables = await compressed.query({ query: "SELECT name FROM system.tables WHERE database = 'spot' AND name = 'trades'", format: 'JSONEachRow' });
+    const tables = await compressed.query({
+      query: "SELECT name FROM system.tables WHERE database = 'spot' AND name = 'trades'",
+      format: 'JSONEachRow',
+    });
     assert.deepEqual(await tables.json(), [{ name: 'trades' }]);
   });
 
   it('refuses every write without the write credential with READONLY (164)', async () => {
     for (const query of [
-      'INSERT INTO spot.tokens (chain, address) VALUES (\'base\', \'0x1\')',
+      "INSERT INTO spot.tokens (chain, address) VALUES ('base', '0x1')",
       'CREATE TABLE spot.evil (a UInt8) ENGINE = Memory',
       'DROP TABLE spot.trades',
       'ALTER TABLE spot.trades DELETE WHERE 1',
@@ -100,13 +112,19 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
     ]) {
       await expectClickHouseError(analyst.command({ query }), '164');
     }
-    await expectClickHouseError(analyst.insert({ table: 'spot.tokens', values: [{ chain: 'base', address: '0x1' }], format: 'JSONEachRow' }), '164');
+    await expectClickHouseError(
+      analyst.insert({ table: 'spot.tokens', values: [{ chain: 'base', address: '0x1' }], format: 'JSONEachRow' }),
+      '164',
+    );
     const other = createClient({ url: base, username: 'mallory', password: 'guess' });
     clients.push(other);
     await expectClickHouseError(other.command({ query: 'DROP TABLE spot.trades' }), '164');
     const multi = await fetch(`${base}/`, { method: 'POST', body: 'SELECT 1; DROP TABLE spot.trades' });
     assert.equal(multi.headers.get('x-clickhouse-exception-code'), '62');
-    const exists = await analyst.query({ query: "SELECT count() AS n FROM system.tables WHERE database = 'spot' AND name = 'trades'", format: 'JSONEachRow' });
+    const exists = await analyst.query({
+      query: "SELECT count() AS n FROM system.tables WHERE database = 'spot' AND name = 'trades'",
+      format: 'JSONEachRow',
+    });
     assert.deepEqual(await exists.json(), [{ n: '1' }]);
   });
 
@@ -114,17 +132,34 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
     const wrong = createClient({ url: base, username: 'spot_writer', password: 'nope' });
     clients.push(wrong);
     await expectClickHouseError(wrong.query({ query: 'SELECT 1', format: 'JSONEachRow' }), '516');
-    const res = await fetch(`${base}/?query=SELECT+1`, { headers: { 'X-ClickHouse-User': 'spot_writer', 'X-ClickHouse-Key': 'nope' } });
+    const res = await fetch(`${base}/?query=SELECT+1`, {
+      headers: { 'X-ClickHouse-User': 'spot_writer', 'X-ClickHouse-Key': 'nope' },
+    });
     assert.equal(res.status, 403);
   });
 
   it('lets the writer run DDL and inserts end to end, stored with mode 0600', async () => {
     assert.equal(fs.statSync(writerPasswordPath(ctx)).mode & 0o777, 0o600);
-    await writer.command({ query: 'CREATE TABLE spot.endpoint_probe (id UInt32, label String) ENGINE = MergeTree ORDER BY id' });
-    await writer.insert({ table: 'spot.endpoint_probe', values: [{ id: 1, label: 'a' }, { id: 2, label: "b'; DROP" }], format: 'JSONEachRow' });
+    await writer.command({
+      query: 'CREATE TABLE spot.endpoint_probe (id UInt32, label String) ENGINE = MergeTree ORDER BY id',
+    });
+    await writer.insert({
+      table: 'spot.endpoint_probe',
+      values: [
+        { id: 1, label: 'a' },
+        { id: 2, label: "b'; DROP" },
+      ],
+      format: 'JSONEachRow',
+    });
     await writer.command({ query: 'ALTER TABLE spot.endpoint_probe ADD COLUMN extra UInt8 DEFAULT 7' });
-    const rows = await analyst.query({ query: 'SELECT id, label, extra FROM spot.endpoint_probe ORDER BY id', format: 'JSONEachRow' });
-    assert.deepEqual(await rows.json(), [{ id: 1, label: 'a', extra: 7 }, { id: 2, label: "b'; DROP", extra: 7 }]);
+    const rows = await analyst.query({
+      query: 'SELECT id, label, extra FROM spot.endpoint_probe ORDER BY id',
+      format: 'JSONEachRow',
+    });
+    assert.deepEqual(await rows.json(), [
+      { id: 1, label: 'a', extra: 7 },
+      { id: 2, label: "b'; DROP", extra: 7 },
+    ]);
     await writer.command({ query: 'DROP TABLE spot.endpoint_probe' });
   });
 
@@ -135,10 +170,31 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
     const store = createStore(roleCtx, remote);
     await store.migrate();
     const trade: TradeRow = {
-      id: 'base:0xremote:1', chain: 'base', token: '0xremotetoken', seq: 1, name: 'R', symbol: 'R', trader: '0xt', side: 'buy',
-      transactionHash: '0xremote', eventIndex: 1, blockNumber: 5, timestamp: 1_760_000_000_000, amount: '1.000000000000000000000000000001',
-      quoteAmount: '2', quoteAsset: 'WETH', priceNative: '2', priceUsd: '5000', volumeNative: '2', volumeUsd: '5000',
-      marketCapNative: '10', marketCapUsd: '25000', pool: '0xpool', dex: 'uniswap-v2', identities: ['kol'], flags: ['kol'],
+      id: 'base:0xremote:1',
+      chain: 'base',
+      token: '0xremotetoken',
+      seq: 1,
+      name: 'R',
+      symbol: 'R',
+      trader: '0xt',
+      side: 'buy',
+      transactionHash: '0xremote',
+      eventIndex: 1,
+      blockNumber: 5,
+      timestamp: 1_760_000_000_000,
+      amount: '1.000000000000000000000000000001',
+      quoteAmount: '2',
+      quoteAsset: 'WETH',
+      priceNative: '2',
+      priceUsd: '5000',
+      volumeNative: '2',
+      volumeUsd: '5000',
+      marketCapNative: '10',
+      marketCapUsd: '25000',
+      pool: '0xpool',
+      dex: 'uniswap-v2',
+      identities: ['kol'],
+      flags: ['kol'],
     };
     await store.insertTrades([trade, trade]);
     assert.deepEqual(await store.allTrades('base', '0xremotetoken'), [trade]);
@@ -152,7 +208,10 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
     assert.equal(res.status, 400);
     assert.equal(res.headers.get('x-clickhouse-exception-code'), '62');
     assert.match(await res.text(), /^Code: 62\. DB::Exception: /);
-    await expectClickHouseError(analyst.query({ query: 'SELECT * FROM spot.no_such_table', format: 'JSONEachRow' }), '60');
+    await expectClickHouseError(
+      analyst.query({ query: 'SELECT * FROM spot.no_such_table', format: 'JSONEachRow' }),
+      '60',
+    );
     const gz = await fetch(`${base}/`, { method: 'POST', body: 'not gzip', headers: { 'Content-Encoding': 'gzip' } });
     assert.equal(gz.headers.get('x-clickhouse-exception-code'), '271');
     const big = await fetch(`${base}/`, { method: 'POST', body: `SELECT '${'x'.repeat(2 << 20)}'` });
@@ -169,10 +228,20 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', function () {
     assert.match(text, /42/);
     text = '';
     // Nothing listens on port 1: the CLI opens the store itself (same data dir, same engine).
-    await runSqlCli({ ...ctx, config: { ...ctx.config, sqlPort: 1 } }, "SELECT count() AS tables FROM system.tables WHERE database = 'spot' AND name = 'candles'", out);
+    await runSqlCli(
+      { ...ctx, config: { ...ctx.config, sqlPort: 1 } },
+      "SELECT count() AS tables FROM system.tables WHERE database = 'spot' AND name = 'candles'",
+      out,
+    );
     assert.match(text, /tables/);
     assert.match(text, /\b1\b/);
-    await assert.rejects(runSqlCli({ ...ctx, config: { ...ctx.config, sqlPort: port } }, 'DROP TABLE spot.trades', out), /Code: 164/);
-    await assert.rejects(runSqlCli({ ...ctx, config: { ...ctx.config, sqlPort: 1 } }, 'DROP TABLE spot.trades', out), /Code: 164/);
+    await assert.rejects(
+      runSqlCli({ ...ctx, config: { ...ctx.config, sqlPort: port } }, 'DROP TABLE spot.trades', out),
+      /Code: 164/,
+    );
+    await assert.rejects(
+      runSqlCli({ ...ctx, config: { ...ctx.config, sqlPort: 1 } }, 'DROP TABLE spot.trades', out),
+      /Code: 164/,
+    );
   });
 });

@@ -42,7 +42,11 @@ describe('stream edge: conformance details', () => {
 
   it('answers an upgrade without Sec-WebSocket-Key with 400 in plain text', async () => {
     const head = await rawRequest(suite.port, [
-      'GET /v1/stream HTTP/1.1', 'Host: x', 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13',
+      'GET /v1/stream HTTP/1.1',
+      'Host: x',
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Version: 13',
       `Authorization: Bearer ${suite.env.key}`,
     ]);
     assert.match(head, /^HTTP\/1\.1 400 /);
@@ -55,13 +59,31 @@ describe('stream edge: conformance details', () => {
     const noUpgrade = await rawRequest(suite.port, ['GET /v1/stream HTTP/1.1', ...common, 'Sec-WebSocket-Version: 13']);
     assert.match(noUpgrade, /^HTTP\/1\.1 426 /);
     assert.match(noUpgrade, /content-type: text\/plain/i);
-    const otherUpgrade = await rawRequest(suite.port, ['GET /v1/stream HTTP/1.1', ...common, 'Upgrade: h2c', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13']);
+    const otherUpgrade = await rawRequest(suite.port, [
+      'GET /v1/stream HTTP/1.1',
+      ...common,
+      'Upgrade: h2c',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Version: 13',
+    ]);
     assert.match(otherUpgrade, /^HTTP\/1\.1 426 /);
-    const version8 = await rawRequest(suite.port, ['GET /v1/stream HTTP/1.1', ...common, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 8']);
+    const version8 = await rawRequest(suite.port, [
+      'GET /v1/stream HTTP/1.1',
+      ...common,
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Version: 8',
+    ]);
     assert.match(version8, /^HTTP\/1\.1 426 /);
     assert.match(version8, /sec-websocket-version: 13/i);
     // the same handshake with the right version and headers is accepted
-    const ok = await rawRequest(suite.port, ['GET /v1/stream HTTP/1.1', ...common, 'Upgrade: WebSocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13']);
+    const ok = await rawRequest(suite.port, [
+      'GET /v1/stream HTTP/1.1',
+      ...common,
+      'Upgrade: WebSocket',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Version: 13',
+    ]);
     assert.match(ok, /^HTTP\/1\.1 101 /);
   });
 
@@ -69,8 +91,18 @@ describe('stream edge: conformance details', () => {
     assert.equal(MAX_CLIENT_FRAME_BYTES, 64 * 1024);
     const c = await open();
     const frameOf = (bytes: number) => {
-      const shell = JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN }, id: '' });
-      return JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN }, id: 'x'.repeat(bytes - shell.length) });
+      const shell = JSON.stringify({
+        action: 'subscribe',
+        channel: 'spot.trades',
+        filters: { chain: 'base', token: BASE_TOKEN },
+        id: '',
+      });
+      return JSON.stringify({
+        action: 'subscribe',
+        channel: 'spot.trades',
+        filters: { chain: 'base', token: BASE_TOKEN },
+        id: 'x'.repeat(bytes - shell.length),
+      });
     };
     const fits = frameOf(MAX_CLIENT_FRAME_BYTES);
     assert.equal(Buffer.byteLength(fits), MAX_CLIENT_FRAME_BYTES);
@@ -86,14 +118,34 @@ describe('stream edge: conformance details', () => {
 
   it('lists a non-string id together with every other problem of the frame in one VALIDATION_ERROR', async () => {
     const c = await open();
-    const missingFilters = await c.request({ action: 'subscribe', channel: 'spot.candles', filters: { timeframe: '2m' }, id: 7 });
+    const missingFilters = await c.request({
+      action: 'subscribe',
+      channel: 'spot.candles',
+      filters: { timeframe: '2m' },
+      id: 7,
+    });
     assert.deepEqual(fieldsOf(missingFilters), ['chain', 'id', 'timeframe', 'token']);
     assert.equal(missingFilters.id, null);
     assert.deepEqual(fieldsOf(await c.request({ action: 'publish', id: {} })), ['action', 'id']);
     assert.deepEqual(fieldsOf(await c.request({ action: 'unsubscribe', id: 1 })), ['id', 'subscriptionId']);
     // alone, it is the only problem; an unsupported chain still answers UNSUPPORTED_CHAIN
-    assert.deepEqual(fieldsOf(await c.request({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN }, id: 7 })), ['id']);
-    const unsupported = await c.request({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'polygon', token: BASE_TOKEN }, id: 7 });
+    assert.deepEqual(
+      fieldsOf(
+        await c.request({
+          action: 'subscribe',
+          channel: 'spot.trades',
+          filters: { chain: 'base', token: BASE_TOKEN },
+          id: 7,
+        }),
+      ),
+      ['id'],
+    );
+    const unsupported = await c.request({
+      action: 'subscribe',
+      channel: 'spot.trades',
+      filters: { chain: 'polygon', token: BASE_TOKEN },
+      id: 7,
+    });
     assert.equal(unsupported.code, 'UNSUPPORTED_CHAIN');
     assert.deepEqual(unsupported.details, { chain: 'polygon' });
   });
@@ -104,6 +156,10 @@ describe('stream edge: conformance details', () => {
     assert.deepEqual(fieldsOf(refused), ['channel', 'filters']);
     assert.equal(refused.id, 'f1');
     // nothing was subscribed and the connection stays usable
-    assert.equal((await c.request({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN } })).type, 'ack');
+    assert.equal(
+      (await c.request({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN } }))
+        .type,
+      'ack',
+    );
   });
 });

@@ -11,8 +11,17 @@ describe('stream edge: update frame assembly', () => {
     const tail = updateTail(data);
     for (const seq of [1, 9, 10, 99, 100, 12_345, 1_000_000, 2 ** 40]) {
       const text = Buffer.from(assembler.assemble(prefix, seq, tail)).toString('utf8');
-      assert.equal(text, `{"type":"update","channel":"spot.trades","subscriptionId":"sub-1","seq":${seq},"data":${data}}`);
-      assert.deepEqual(JSON.parse(text), { type: 'update', channel: 'spot.trades', subscriptionId: 'sub-1', seq, data: JSON.parse(data) });
+      assert.equal(
+        text,
+        `{"type":"update","channel":"spot.trades","subscriptionId":"sub-1","seq":${seq},"data":${data}}`,
+      );
+      assert.deepEqual(JSON.parse(text), {
+        type: 'update',
+        channel: 'spot.trades',
+        subscriptionId: 'sub-1',
+        seq,
+        data: JSON.parse(data),
+      });
     }
   });
 
@@ -23,7 +32,13 @@ describe('stream edge: update frame assembly', () => {
     const bigFrame = Buffer.from(assembler.assemble(prefix, 7, updateTail(big))).toString('utf8');
     assert.equal(JSON.parse(bigFrame).data.name.length, 40_000);
     const smallFrame = Buffer.from(assembler.assemble(prefix, 8, updateTail(small))).toString('utf8');
-    assert.deepEqual(JSON.parse(smallFrame), { type: 'update', channel: 'spot.trades', subscriptionId: 'sub-1', seq: 8, data: { name: 'a' } });
+    assert.deepEqual(JSON.parse(smallFrame), {
+      type: 'update',
+      channel: 'spot.trades',
+      subscriptionId: 'sub-1',
+      seq: 8,
+      data: { name: 'a' },
+    });
   });
 
   it('hands out views of one buffer: a frame is valid until the next assemble', () => {

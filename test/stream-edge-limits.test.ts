@@ -6,7 +6,14 @@ import net from 'node:net';
 import { BACKPRESSURE_CLOSE_CODE, DEFAULT_MAX_UNSENT_FRAMES } from '../stream-edge/backpressure.ts';
 import { DEFAULT_MAX_CONNECTIONS_PER_KEY, createStreamEdge, type StreamEdge } from '../stream-edge/server.ts';
 import {
-  BASE_TOKEN, StreamClient, connect, createEnv, refusalOf, sleep, tradeMessage, type Env,
+  BASE_TOKEN,
+  type StreamClient,
+  connect,
+  createEnv,
+  refusalOf,
+  sleep,
+  tradeMessage,
+  type Env,
 } from './helpers/stream-edge.ts';
 
 type PausableSocket = { pause(): void; resume(): void };
@@ -72,7 +79,9 @@ describe('stream edge: handshake and limits', () => {
 
   it('answers requests without upgrade headers with plain text, and other paths with 404', async () => {
     const { port } = await startEdge();
-    const plain = await fetch(`http://127.0.0.1:${port}/v1/stream`, { headers: { Authorization: `Bearer ${env.key}` } });
+    const plain = await fetch(`http://127.0.0.1:${port}/v1/stream`, {
+      headers: { Authorization: `Bearer ${env.key}` },
+    });
     assert.equal(plain.status, 426);
     assert.match(plain.headers.get('content-type') ?? '', /^text\/plain/);
     assert.equal(plain.headers.get('upgrade'), 'websocket');
@@ -80,7 +89,9 @@ describe('stream edge: handshake and limits', () => {
     const noKey = await fetch(`http://127.0.0.1:${port}/v1/stream`);
     assert.equal(noKey.status, 426);
     const noSecKey = net.connect(port, '127.0.0.1');
-    noSecKey.write(`GET /v1/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer ${env.key}\r\n\r\n`);
+    noSecKey.write(
+      `GET /v1/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer ${env.key}\r\n\r\n`,
+    );
     const head = await new Promise<string>((resolve) => noSecKey.once('data', (chunk) => resolve(chunk.toString())));
     noSecKey.destroy();
     assert.match(head, /^HTTP\/1\.1 4\d\d /);
@@ -159,15 +170,24 @@ describe('stream edge: handshake and limits', () => {
     routeSome(20); // after the close the fast reader keeps receiving
     await fast.until(() => fast.updates(fastSub).length === routed, `all ${routed} updates on the fast reader`, 30_000);
     const updates = fast.updates(fastSub);
-    assert.deepEqual(updates.map((u) => u.seq), Array.from({ length: routed }, (_, i) => i + 1));
-    assert.deepEqual(updates.map((u) => u.data.amount), amounts);
+    assert.deepEqual(
+      updates.map((u) => u.seq),
+      Array.from({ length: routed }, (_, i) => i + 1),
+    );
+    assert.deepEqual(
+      updates.map((u) => u.data.amount),
+      amounts,
+    );
     assert.equal(fast.closed, null);
 
     socketOf(slow).resume();
     const closed = await slow.waitClosed();
     assert.equal(closed.code, BACKPRESSURE_CLOSE_CODE);
     const slowSeqs = slow.updates(slowSub).map((u) => u.seq);
-    assert.deepEqual(slowSeqs, Array.from({ length: slowSeqs.length }, (_, i) => i + 1));
+    assert.deepEqual(
+      slowSeqs,
+      Array.from({ length: slowSeqs.length }, (_, i) => i + 1),
+    );
     assert.ok(slowSeqs.length < routed);
     assert.equal(edge.stats().backpressureCloses, 1);
   });
@@ -192,7 +212,11 @@ describe('stream edge: handshake and limits', () => {
     const socket = rawUpgrade(port, env.key);
     const head = await new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(chunk.toString())));
     assert.match(head, /^HTTP\/1\.1 101/);
-    socket.write(maskedTextFrame(JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN } })));
+    socket.write(
+      maskedTextFrame(
+        JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN } }),
+      ),
+    );
     await waitFor(() => edge.stats().subscriptions === 1, 'the subscription');
     socket.pause();
     const bigName = 'y'.repeat(32 * 1024);
@@ -217,7 +241,7 @@ function rawUpgrade(port: number, key: string): net.Socket {
   const socket = net.connect(port, '127.0.0.1');
   socket.write(
     'GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-    `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${key}\r\n\r\n`,
+      `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${key}\r\n\r\n`,
   );
   return socket;
 }
@@ -226,9 +250,10 @@ function rawUpgrade(port: number, key: string): net.Socket {
 function maskedTextFrame(text: string): Buffer {
   const payload = Buffer.from(text);
   const mask = Buffer.from([1, 2, 3, 4]);
-  const header = payload.length < 126
-    ? Buffer.from([0x81, 0x80 | payload.length])
-    : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  const header =
+    payload.length < 126
+      ? Buffer.from([0x81, 0x80 | payload.length])
+      : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
   const masked = Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!));
   return Buffer.concat([header, mask, masked]);
 }

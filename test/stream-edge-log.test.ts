@@ -7,7 +7,14 @@ import type { EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
 import { createStreamEdge, type StreamEdge } from '../stream-edge/server.ts';
 import {
-  BASE_TOKEN, StreamClient, candleMessage, connect, createEnv, tokenObject, tradeMessage, type Env,
+  BASE_TOKEN,
+  type StreamClient,
+  candleMessage,
+  connect,
+  createEnv,
+  tokenObject,
+  tradeMessage,
+  type Env,
 } from './helpers/stream-edge.ts';
 
 describe('stream edge: fed by the embedded event log', () => {
@@ -38,19 +45,34 @@ describe('stream edge: fed by the embedded event log', () => {
 
   it('routes produced trades, candles and tokens to their subscriptions in log order', async () => {
     const trades = (await client.subscribe('spot.trades', { chain: 'base', token: BASE_TOKEN })).subscriptionId;
-    const candles = (await client.subscribe('spot.candles', { chain: 'base', token: BASE_TOKEN, metric: 'price' })).subscriptionId;
+    const candles = (await client.subscribe('spot.candles', { chain: 'base', token: BASE_TOKEN, metric: 'price' }))
+      .subscriptionId;
     const tokens = (await client.subscribe('spot.tokens', { chain: 'base', addresses: [BASE_TOKEN] })).subscriptionId;
-    const produced = [tradeMessage({ amount: '201' }), tradeMessage({ amount: '202' }), tradeMessage({ amount: '203' })];
+    const produced = [
+      tradeMessage({ amount: '201' }),
+      tradeMessage({ amount: '202' }),
+      tradeMessage({ amount: '203' }),
+    ];
     for (const m of produced) await produce(TOPICS.trades.name, m);
     const candle = candleMessage('base', BASE_TOKEN, 1_760_000_100_000, 5);
     await produce(TOPICS.candles.name, candle);
     const token = tokenObject(BASE_TOKEN, 1_760_000_100_001);
     await produce(TOPICS.tokens.name, token);
     await client.until(
-      () => client.updates(trades).length === 3 && client.updates(candles).length === 1 && client.updates(tokens).length === 1,
+      () =>
+        client.updates(trades).length === 3 &&
+        client.updates(candles).length === 1 &&
+        client.updates(tokens).length === 1,
       'updates from the log',
     );
-    assert.deepEqual(client.updates(trades).map((u) => [u.seq, u.data.amount]), [[1, '201'], [2, '202'], [3, '203']]);
+    assert.deepEqual(
+      client.updates(trades).map((u) => [u.seq, u.data.amount]),
+      [
+        [1, '201'],
+        [2, '202'],
+        [3, '203'],
+      ],
+    );
     // the trade produced before start() was never routed: the feed starts at the topics' end
     assert.equal(edge.stats().messagesRouted, 5);
     assert.ok(client.updates(trades).every((u) => !('flags' in u.data)));
@@ -59,7 +81,8 @@ describe('stream edge: fed by the embedded event log', () => {
   });
 
   it('skips a message that breaks its topic contract and keeps routing', async () => {
-    const trades = (await client.subscribe('spot.trades', { chain: 'base', wallet: tradeMessage().trade.trader })).subscriptionId;
+    const trades = (await client.subscribe('spot.trades', { chain: 'base', wallet: tradeMessage().trade.trader }))
+      .subscriptionId;
     const invalidBefore = edge.stats().messagesInvalid;
     await produce(TOPICS.trades.name, '{"trade": {"id": 1}}');
     await produce(TOPICS.trades.name, 'not json');

@@ -3,8 +3,18 @@
 import assert from 'node:assert/strict';
 import { createStreamEdge, MAX_SUBSCRIPTIONS_PER_CONNECTION } from '../stream-edge/server.ts';
 import {
-  BASE_TOKEN, BASE_TOKEN_2, BASE_WALLET, SOL_TOKEN, SOL_WALLET, candleMessage, connect,
-  edgeForSuite, evmAddress, tokenObject, tradeMessage, type Frame,
+  BASE_TOKEN,
+  BASE_TOKEN_2,
+  BASE_WALLET,
+  SOL_TOKEN,
+  SOL_WALLET,
+  candleMessage,
+  connect,
+  edgeForSuite,
+  evmAddress,
+  tokenObject,
+  tradeMessage,
+  type Frame,
 } from './helpers/stream-edge.ts';
 
 describe('stream edge: frames and channels', () => {
@@ -49,8 +59,19 @@ describe('stream edge: frames and channels', () => {
     const unknownChannel = await c.request({ action: 'subscribe', channel: 'spot.orders', filters: {}, id: 'x2' });
     expectError(unknownChannel, 'VALIDATION_ERROR', ['channel']);
     assert.equal(unknownChannel.id, 'x2');
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.trades', filters: [1] }), 'VALIDATION_ERROR', ['filters']);
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN }, id: 7 }), 'VALIDATION_ERROR', ['id']);
+    expectError(await c.request({ action: 'subscribe', channel: 'spot.trades', filters: [1] }), 'VALIDATION_ERROR', [
+      'filters',
+    ]);
+    expectError(
+      await c.request({
+        action: 'subscribe',
+        channel: 'spot.trades',
+        filters: { chain: 'base', token: BASE_TOKEN },
+        id: 7,
+      }),
+      'VALIDATION_ERROR',
+      ['id'],
+    );
     // the connection stays usable after refusals
     await c.subscribe('spot.tokens', { chain: 'base', addresses: [BASE_TOKEN] });
   });
@@ -58,15 +79,27 @@ describe('stream edge: frames and channels', () => {
   it('sends trades by token without flags and platforms, seq counting from 1', async () => {
     const c = await open();
     const other = await c.subscribe('spot.trades', { chain: 'base', token: BASE_TOKEN_2 });
-    const ack = await c.subscribe('spot.trades', { chain: 'base', token: BASE_TOKEN.toUpperCase().replace('0X', '0x') });
+    const ack = await c.subscribe('spot.trades', {
+      chain: 'base',
+      token: BASE_TOKEN.toUpperCase().replace('0X', '0x'),
+    });
     const first = tradeMessage();
     suite.edge.route('spot.trades.v1', first);
     suite.edge.route('spot.trades.v1', tradeMessage({ token: BASE_TOKEN_2 }));
     suite.edge.route('spot.trades.v1', tradeMessage());
-    await c.until(() => c.updates(ack.subscriptionId).length === 2 && c.updates(other.subscriptionId).length === 1, 'trade updates');
+    await c.until(
+      () => c.updates(ack.subscriptionId).length === 2 && c.updates(other.subscriptionId).length === 1,
+      'trade updates',
+    );
     const updates = c.updates(ack.subscriptionId);
-    assert.deepEqual(updates.map((u) => u.seq), [1, 2]);
-    assert.deepEqual(c.updates(other.subscriptionId).map((u) => u.seq), [1]);
+    assert.deepEqual(
+      updates.map((u) => u.seq),
+      [1, 2],
+    );
+    assert.deepEqual(
+      c.updates(other.subscriptionId).map((u) => u.seq),
+      [1],
+    );
     const frame = updates[0]!;
     assert.deepEqual(Object.keys(frame).sort(), ['channel', 'data', 'seq', 'subscriptionId', 'type']);
     assert.equal(frame.channel, 'spot.trades');
@@ -83,14 +116,32 @@ describe('stream edge: frames and channels', () => {
     const fomoBase = await c.subscribe('spot.trades', { identity: 'fomoscan', chains: 'base,bsc' });
     const baseKol = tradeMessage({}, ['kol']);
     const otherWalletFomo = tradeMessage({ trader: evmAddress(99) }, ['fomoscan']);
-    const solKol = tradeMessage({ chain: 'solana', token: SOL_TOKEN, trader: SOL_WALLET, id: 'solana:sig:1', transactionHash: 'sig' }, ['kol']);
+    const solKol = tradeMessage(
+      { chain: 'solana', token: SOL_TOKEN, trader: SOL_WALLET, id: 'solana:sig:1', transactionHash: 'sig' },
+      ['kol'],
+    );
     for (const m of [baseKol, otherWalletFomo, solKol]) suite.edge.route('spot.trades.v1', m);
     await c.until(() => c.updates(kolAll.subscriptionId).length === 2, 'identity updates');
-    assert.deepEqual(c.updates(byWallet.subscriptionId).map((u) => u.data), [baseKol.trade]);
-    assert.deepEqual(c.updates(kolAll.subscriptionId).map((u) => u.data), [baseKol.trade, solKol.trade]);
-    assert.deepEqual(c.updates(kolSolana.subscriptionId).map((u) => u.data), [solKol.trade]);
-    assert.deepEqual(c.updates(fomoBase.subscriptionId).map((u) => u.data), [otherWalletFomo.trade]);
-    assert.deepEqual(c.updates(kolAll.subscriptionId).map((u) => u.seq), [1, 2]);
+    assert.deepEqual(
+      c.updates(byWallet.subscriptionId).map((u) => u.data),
+      [baseKol.trade],
+    );
+    assert.deepEqual(
+      c.updates(kolAll.subscriptionId).map((u) => u.data),
+      [baseKol.trade, solKol.trade],
+    );
+    assert.deepEqual(
+      c.updates(kolSolana.subscriptionId).map((u) => u.data),
+      [solKol.trade],
+    );
+    assert.deepEqual(
+      c.updates(fomoBase.subscriptionId).map((u) => u.data),
+      [otherWalletFomo.trade],
+    );
+    assert.deepEqual(
+      c.updates(kolAll.subscriptionId).map((u) => u.seq),
+      [1, 2],
+    );
     assert.deepEqual(c.updates(byWallet.subscriptionId)[0]!.data.flags, ['kol']);
   });
 
@@ -117,8 +168,20 @@ describe('stream edge: frames and channels', () => {
   it('streams candles of the default view (1m, marketCap, usd) only when the candle changed', async () => {
     const c = await open();
     const def = await c.subscribe('spot.candles', { chain: 'base', token: BASE_TOKEN });
-    const price5mNative = await c.subscribe('spot.candles', { chain: 'base', token: BASE_TOKEN, timeframe: '5m', metric: 'price', denomination: 'native' });
-    const sameAsDefault = await c.subscribe('spot.candles', { chain: 'base', token: BASE_TOKEN, timeframe: '1m', metric: 'marketCap', denomination: 'usd' });
+    const price5mNative = await c.subscribe('spot.candles', {
+      chain: 'base',
+      token: BASE_TOKEN,
+      timeframe: '5m',
+      metric: 'price',
+      denomination: 'native',
+    });
+    const sameAsDefault = await c.subscribe('spot.candles', {
+      chain: 'base',
+      token: BASE_TOKEN,
+      timeframe: '1m',
+      metric: 'marketCap',
+      denomination: 'usd',
+    });
     const m1 = candleMessage('base', BASE_TOKEN, 1_760_000_040_000, 2);
     const m2 = candleMessage('base', BASE_TOKEN, 1_760_000_040_000, 3);
     suite.edge.route('spot.candles.v1', m1);
@@ -128,10 +191,29 @@ describe('stream edge: frames and channels', () => {
     const token = await c.subscribe('spot.tokens', { chain: 'base', addresses: [BASE_TOKEN] });
     suite.edge.route('spot.tokens.v1', tokenObject(BASE_TOKEN, 1)); // a marker: everything routed before it has arrived
     await c.until(() => c.updates(token.subscriptionId).length === 1, 'marker');
-    assert.deepEqual(c.updates(def.subscriptionId).map((u) => [u.seq, u.data]), [[1, m1.open['1m']!.marketCap.usd], [2, m2.open['1m']!.marketCap.usd]]);
-    assert.deepEqual(c.updates(sameAsDefault.subscriptionId).map((u) => u.data), c.updates(def.subscriptionId).map((u) => u.data));
-    assert.deepEqual(c.updates(price5mNative.subscriptionId).map((u) => u.data), [m1.open['5m']!.price.native, m2.open['5m']!.price.native]);
-    assert.deepEqual(Object.keys(c.updates(def.subscriptionId)[0]!.data), ['time', 'open', 'high', 'low', 'close', 'volume']);
+    assert.deepEqual(
+      c.updates(def.subscriptionId).map((u) => [u.seq, u.data]),
+      [
+        [1, m1.open['1m']!.marketCap.usd],
+        [2, m2.open['1m']!.marketCap.usd],
+      ],
+    );
+    assert.deepEqual(
+      c.updates(sameAsDefault.subscriptionId).map((u) => u.data),
+      c.updates(def.subscriptionId).map((u) => u.data),
+    );
+    assert.deepEqual(
+      c.updates(price5mNative.subscriptionId).map((u) => u.data),
+      [m1.open['5m']!.price.native, m2.open['5m']!.price.native],
+    );
+    assert.deepEqual(Object.keys(c.updates(def.subscriptionId)[0]!.data), [
+      'time',
+      'open',
+      'high',
+      'low',
+      'close',
+      'volume',
+    ]);
   });
 
   it('refuses every spot.candles validation error the spec lists', async () => {
@@ -139,33 +221,74 @@ describe('stream edge: frames and channels', () => {
     const sub = (filters: unknown) => c.request({ action: 'subscribe', channel: 'spot.candles', filters, id: 'c' });
     expectError(await sub({ token: BASE_TOKEN }), 'VALIDATION_ERROR', ['chain']);
     expectError(await sub({ chain: 'base' }), 'VALIDATION_ERROR', ['token']);
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.candles' }), 'VALIDATION_ERROR', ['chain', 'token']);
+    expectError(await c.request({ action: 'subscribe', channel: 'spot.candles' }), 'VALIDATION_ERROR', [
+      'chain',
+      'token',
+    ]);
     expectError(await sub({ chain: 'solana', token: BASE_TOKEN }), 'VALIDATION_ERROR', ['token']);
     expectError(await sub({ chain: 'base', token: '0x1234' }), 'VALIDATION_ERROR', ['token']);
     expectError(await sub({ chain: 'base', token: BASE_TOKEN, timeframe: '2m' }), 'VALIDATION_ERROR', ['timeframe']);
     expectError(await sub({ chain: 'base', token: BASE_TOKEN, metric: 'volume' }), 'VALIDATION_ERROR', ['metric']);
-    expectError(await sub({ chain: 'base', token: BASE_TOKEN, denomination: 'eur' }), 'VALIDATION_ERROR', ['denomination']);
+    expectError(await sub({ chain: 'base', token: BASE_TOKEN, denomination: 'eur' }), 'VALIDATION_ERROR', [
+      'denomination',
+    ]);
     const unknownField = await sub({ chain: 'base', token: BASE_TOKEN, interval: '1m' });
     expectError(unknownField, 'VALIDATION_ERROR', ['interval']);
     assert.equal(unknownField.id, 'c');
-    expectError(await sub({ chain: 'base', token: BASE_TOKEN, timeframe: 'x', metric: 'y' }), 'VALIDATION_ERROR', ['timeframe', 'metric']);
+    expectError(await sub({ chain: 'base', token: BASE_TOKEN, timeframe: 'x', metric: 'y' }), 'VALIDATION_ERROR', [
+      'timeframe',
+      'metric',
+    ]);
     const unsupported = await sub({ chain: 'polygon', token: BASE_TOKEN });
     expectError(unsupported, 'UNSUPPORTED_CHAIN');
     assert.deepEqual(unsupported.details, { chain: 'polygon' });
-    for (const timeframe of ['1s', '7d']) await c.subscribe('spot.candles', { chain: 'solana', token: SOL_TOKEN, timeframe });
+    for (const timeframe of ['1s', '7d'])
+      await c.subscribe('spot.candles', { chain: 'solana', token: SOL_TOKEN, timeframe });
   });
 
   it('streams token updates for up to 100 addresses and refuses 101', async () => {
     const c = await open();
     const addresses = Array.from({ length: 100 }, (_, i) => evmAddress(i + 1));
     const ack = await c.subscribe('spot.tokens', { chain: 'base', addresses });
-    const tooMany = await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { chain: 'base', addresses: [...addresses, evmAddress(500)] } });
+    const tooMany = await c.request({
+      action: 'subscribe',
+      channel: 'spot.tokens',
+      filters: { chain: 'base', addresses: [...addresses, evmAddress(500)] },
+    });
     expectError(tooMany, 'VALIDATION_ERROR', ['addresses']);
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { chain: 'base', addresses: [] } }), 'VALIDATION_ERROR', ['addresses']);
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { chain: 'base', addresses: [SOL_TOKEN] } }), 'VALIDATION_ERROR', ['addresses']);
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { chain: 'base', address: BASE_TOKEN, addresses: [BASE_TOKEN] } }), 'VALIDATION_ERROR', ['address']);
-    expectError(await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { addresses: [BASE_TOKEN] } }), 'VALIDATION_ERROR', ['chain']);
-    const unsupported = await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { chain: 'eth', addresses: [BASE_TOKEN] } });
+    expectError(
+      await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { chain: 'base', addresses: [] } }),
+      'VALIDATION_ERROR',
+      ['addresses'],
+    );
+    expectError(
+      await c.request({
+        action: 'subscribe',
+        channel: 'spot.tokens',
+        filters: { chain: 'base', addresses: [SOL_TOKEN] },
+      }),
+      'VALIDATION_ERROR',
+      ['addresses'],
+    );
+    expectError(
+      await c.request({
+        action: 'subscribe',
+        channel: 'spot.tokens',
+        filters: { chain: 'base', address: BASE_TOKEN, addresses: [BASE_TOKEN] },
+      }),
+      'VALIDATION_ERROR',
+      ['address'],
+    );
+    expectError(
+      await c.request({ action: 'subscribe', channel: 'spot.tokens', filters: { addresses: [BASE_TOKEN] } }),
+      'VALIDATION_ERROR',
+      ['chain'],
+    );
+    const unsupported = await c.request({
+      action: 'subscribe',
+      channel: 'spot.tokens',
+      filters: { chain: 'eth', addresses: [BASE_TOKEN] },
+    });
     expectError(unsupported, 'UNSUPPORTED_CHAIN');
     const t1 = tokenObject(evmAddress(1), 10);
     const t100 = tokenObject(evmAddress(100), 11);
@@ -173,7 +296,13 @@ describe('stream edge: frames and channels', () => {
     suite.edge.route('spot.tokens.v1', tokenObject(evmAddress(101), 12)); // not subscribed
     suite.edge.route('spot.tokens.v1', t100);
     await c.until(() => c.updates(ack.subscriptionId).length === 2, 'token updates');
-    assert.deepEqual(c.updates(ack.subscriptionId).map((u) => [u.seq, u.data]), [[1, t1], [2, t100]]);
+    assert.deepEqual(
+      c.updates(ack.subscriptionId).map((u) => [u.seq, u.data]),
+      [
+        [1, t1],
+        [2, t100],
+      ],
+    );
     assert.equal(c.updates(ack.subscriptionId)[0]!.channel, 'spot.tokens');
   });
 
@@ -182,7 +311,10 @@ describe('stream edge: frames and channels', () => {
     const gone = await c.subscribe('spot.trades', { chain: 'base', token: BASE_TOKEN });
     const kept = await c.subscribe('spot.trades', { chain: 'base', wallet: BASE_WALLET });
     suite.edge.route('spot.trades.v1', tradeMessage());
-    await c.until(() => c.updates(gone.subscriptionId).length === 1 && c.updates(kept.subscriptionId).length === 1, 'first updates');
+    await c.until(
+      () => c.updates(gone.subscriptionId).length === 1 && c.updates(kept.subscriptionId).length === 1,
+      'first updates',
+    );
     const ack = await c.request({ action: 'unsubscribe', subscriptionId: gone.subscriptionId, id: 'u1' });
     assert.deepEqual(
       { type: ack.type, channel: ack.channel, subscriptionId: ack.subscriptionId, id: ack.id, status: ack.status },
@@ -200,9 +332,15 @@ describe('stream edge: frames and channels', () => {
   it('refuses the 101st subscription on a connection, and takes one again after an unsubscribe', async () => {
     const c = await open();
     const acks: Frame[] = [];
-    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_CONNECTION; i++) acks.push(await c.subscribe('spot.trades', { chain: 'base', token: evmAddress(1000 + i) }));
+    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_CONNECTION; i++)
+      acks.push(await c.subscribe('spot.trades', { chain: 'base', token: evmAddress(1000 + i) }));
     assert.equal(MAX_SUBSCRIPTIONS_PER_CONNECTION, 100);
-    const refused = await c.request({ action: 'subscribe', channel: 'spot.trades', filters: { chain: 'base', token: BASE_TOKEN }, id: 'over' });
+    const refused = await c.request({
+      action: 'subscribe',
+      channel: 'spot.trades',
+      filters: { chain: 'base', token: BASE_TOKEN },
+      id: 'over',
+    });
     expectError(refused, 'RATE_LIMITED');
     assert.equal(refused.details, null);
     assert.equal(refused.id, 'over');
@@ -219,7 +357,8 @@ describe('stream edge: frames and channels', () => {
     c.ws.close();
     await c.waitClosed();
     const deadline = Date.now() + 5000;
-    while (suite.edge.stats().connections !== before.connections - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (suite.edge.stats().connections !== before.connections - 1 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
     assert.equal(suite.edge.stats().subscriptions, before.subscriptions);
   });
 

@@ -31,7 +31,9 @@ export interface Clients {
 const SCRIPT = fileURLToPath(new URL('./ws-clients.mjs', import.meta.url));
 
 export async function startClients(options: ClientOptions): Promise<Clients> {
-  const child: ChildProcess = spawn(process.execPath, [SCRIPT, JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = spawn(process.execPath, [SCRIPT, JSON.stringify(options)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting = new Map<string, Array<(value: any) => void>>();
   let failure: Error | null = null;
   child.on('message', (raw) => {
@@ -42,23 +44,27 @@ export async function startClients(options: ClientOptions): Promise<Clients> {
     resolve?.(message);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const next = (type: string, timeoutMs = 120_000) => new Promise<any>((resolve, reject) => {
-    const timer = setTimeout(() => reject(failure ?? new Error(`ws clients: no ${type} reply within ${timeoutMs} ms`)), timeoutMs);
-    const list = waiting.get(type) ?? [];
-    list.push((value) => {
-      clearTimeout(timer);
-      resolve(value);
+  const next = (type: string, timeoutMs = 120_000) =>
+    new Promise<any>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(failure ?? new Error(`ws clients: no ${type} reply within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const list = waiting.get(type) ?? [];
+      list.push((value) => {
+        clearTimeout(timer);
+        resolve(value);
+      });
+      waiting.set(type, list);
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(failure ?? new Error('ws clients exited'));
+      });
     });
-    waiting.set(type, list);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(failure ?? new Error('ws clients exited'));
-    });
-  });
   const ready = next('ready');
   const firstError = next('error').catch(() => undefined);
   const start = await Promise.race([ready, firstError]);
-  if (!start || start.type !== 'ready') throw failure ?? new Error('ws clients failed to start');
+  if (start?.type !== 'ready') throw failure ?? new Error('ws clients failed to start');
 
   const request = (type: string, payload: Record<string, unknown> = {}) => {
     const reply = next(type);
@@ -73,11 +79,11 @@ export async function startClients(options: ClientOptions): Promise<Clients> {
     latency: (sent) => request('latency', { sent }),
     async waitFrames(frames, quietMs, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
-      let last = await request('stats') as ClientStats;
+      let last = (await request('stats')) as ClientStats;
       let lastChange = Date.now();
       while (last.frames < frames && Date.now() < deadline && Date.now() - lastChange < quietMs) {
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const now = await request('stats') as ClientStats;
+        const now = (await request('stats')) as ClientStats;
         if (now.frames !== last.frames) lastChange = Date.now();
         last = now;
       }

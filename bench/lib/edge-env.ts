@@ -16,7 +16,10 @@ export interface BenchKeys {
 export function benchKeys(ctx: Context): BenchKeys {
   const keys = createKeyStore(ctx, { path: path.join(ctx.config.dataDir, 'keys.sqlite') });
   const { key } = keys.create({ label: 'bench' });
-  const limiters = { key: createRateLimiter({ perMinute: BENCH_BUDGET_PER_MINUTE }), ip: createRateLimiter({ perMinute: BENCH_BUDGET_PER_MINUTE }) };
+  const limiters = {
+    key: createRateLimiter({ perMinute: BENCH_BUDGET_PER_MINUTE }),
+    ip: createRateLimiter({ perMinute: BENCH_BUDGET_PER_MINUTE }),
+  };
   return {
     keys,
     authorization: `Bearer ${key}`,

@@ -55,7 +55,12 @@ export function generateInputs(spec: InputSpec): InputFile {
   const started = performance.now();
   // Whole seconds, so repeated runs on one day share the layout of blocks.
   const startTime = Math.floor((Date.now() - spec.startAgoMs) / 1000) * 1000;
-  const market = createMarket({ seed: spec.seed, chains: spec.chains, startTime, addresses: createAddressSource(String(spec.seed)) });
+  const market = createMarket({
+    seed: spec.seed,
+    chains: spec.chains,
+    startTime,
+    addresses: createAddressSource(String(spec.seed)),
+  });
   const writer = createChainWriter({ seed: spec.seed });
   const records: ChainRecord[] = [];
   let trades = 0;

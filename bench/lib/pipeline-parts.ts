@@ -47,7 +47,14 @@ export interface StoreHandle {
   writes: Map<string, { calls: number; ms: number }>;
 }
 
-const WRITE_METHODS = ['insertTrades', 'upsertTokens', 'upsertCandles', 'insertTokenEvents', 'upsertWalletLabels', 'upsertBalances'] as const;
+const WRITE_METHODS = [
+  'insertTrades',
+  'upsertTokens',
+  'upsertCandles',
+  'insertTokenEvents',
+  'upsertWalletLabels',
+  'upsertBalances',
+] as const;
 
 /** chDB on the data dir, migrated; the store records the trade rows it is given. */
 export async function openStore(ctx: Context): Promise<StoreHandle> {

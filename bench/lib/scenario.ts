@@ -45,7 +45,14 @@ export interface ScenarioResult {
   durationMs: number;
 }
 
-export function check(label: string, metric: string, op: '>=' | '<=', target: number, actual: number, unit: string): TargetCheck {
+export function check(
+  label: string,
+  metric: string,
+  op: '>=' | '<=',
+  target: number,
+  actual: number,
+  unit: string,
+): TargetCheck {
   const pass = Number.isFinite(actual) && (op === '>=' ? actual >= target : actual <= target);
   return { label, metric, op, target, actual, unit, pass };
 }
@@ -56,11 +63,21 @@ export interface ScenarioEnv {
   dir: string;
 }
 
-export type ScenarioBody<P> = (env: ScenarioEnv, params: P) => Promise<Omit<ScenarioResult, 'scenario' | 'params' | 'durationMs'> & { params?: Record<string, unknown> }>;
+export type ScenarioBody<P> = (
+  env: ScenarioEnv,
+  params: P,
+) => Promise<Omit<ScenarioResult, 'scenario' | 'params' | 'durationMs'> & { params?: Record<string, unknown> }>;
 
 export function scenarioContext(dir: string, overrides: Record<string, string> = {}): Context {
   const level = (process.env.SPOT_BENCH_LOG_LEVEL || 'warn') as LogLevel;
-  const config = loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: level, SPOT_HTTP_PORT: '0', SPOT_WS_PORT: '0', SPOT_SQL_PORT: '0', ...overrides });
+  const config = loadConfig({
+    SPOT_DATA_DIR: dir,
+    SPOT_LOG_LEVEL: level,
+    SPOT_HTTP_PORT: '0',
+    SPOT_WS_PORT: '0',
+    SPOT_SQL_PORT: '0',
+    ...overrides,
+  });
   // stdout carries the result line: logs go to stderr.
   return createContext(config, createLogger(level, process.stderr));
 }

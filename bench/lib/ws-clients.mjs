@@ -36,7 +36,10 @@ function onFrame(data) {
 }
 
 async function connect(index) {
-  const ws = new WebSocket(params.url, { headers: params.authorization ? { Authorization: params.authorization } : {}, perMessageDeflate: false });
+  const ws = new WebSocket(params.url, {
+    headers: params.authorization ? { Authorization: params.authorization } : {},
+    perMessageDeflate: false,
+  });
   sockets.push(ws);
   await new Promise((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -75,7 +78,13 @@ async function main() {
 process.on('message', (raw) => {
   const message = raw;
   if (message.type === 'stats') {
-    send({ type: 'stats', frames, firstAt, lastAt, open: sockets.filter((s) => s.readyState === WebSocket.OPEN).length });
+    send({
+      type: 'stats',
+      frames,
+      firstAt,
+      lastAt,
+      open: sockets.filter((s) => s.readyState === WebSocket.OPEN).length,
+    });
   } else if (message.type === 'reset') {
     frames = 0;
     firstAt = 0;

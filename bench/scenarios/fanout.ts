@@ -39,8 +39,17 @@ interface Server {
 
 const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function measure(server: Server, params: Params, messages: PricedTradeMessage[]): Promise<{ framesPerSecond: number; frames: number; ms: number; handoffMs: number }> {
-  const clients = await startClients({ ...server.clientOptions, url: server.url, connections: params.subscribers, recordIds: false });
+async function measure(
+  server: Server,
+  params: Params,
+  messages: PricedTradeMessage[],
+): Promise<{ framesPerSecond: number; frames: number; ms: number; handoffMs: number }> {
+  const clients = await startClients({
+    ...server.clientOptions,
+    url: server.url,
+    connections: params.subscribers,
+    recordIds: false,
+  });
   try {
     await clients.reset();
     const expected = params.messages * params.subscribers;
@@ -62,9 +71,20 @@ function tradeSubscribe(chain: string, token: string): string {
   return JSON.stringify({ action: 'subscribe', channel: 'spot.trades', filters: { chain, token }, id: 'fan' });
 }
 
-async function spotEdge(params: Params, ctx: Parameters<typeof benchKeys>[0], chain: string, token: string): Promise<Server> {
+async function spotEdge(
+  params: Params,
+  ctx: Parameters<typeof benchKeys>[0],
+  chain: string,
+  token: string,
+): Promise<Server> {
   const env = benchKeys(ctx);
-  const edge = createStreamEdge(ctx, { log: null, keys: env.keys, limiters: env.limiters, maxConnectionsPerKey: params.subscribers + 10, maxUnsentFrames: 10_000_000 });
+  const edge = createStreamEdge(ctx, {
+    log: null,
+    keys: env.keys,
+    limiters: env.limiters,
+    maxConnectionsPerKey: params.subscribers + 10,
+    maxUnsentFrames: 10_000_000,
+  });
   const { port } = await edge.start();
   return {
     name: 'spot stream edge (route → outbox → uWS)',
@@ -80,7 +100,12 @@ async function spotEdge(params: Params, ctx: Parameters<typeof benchKeys>[0], ch
 
 async function rawUws(): Promise<Server> {
   const app = uWS.App();
-  app.ws('/*', { compression: uWS.DISABLED, maxBackpressure: 1024 * 1024 * 1024, closeOnBackpressureLimit: 0, open: (ws) => void ws.subscribe('trades') });
+  app.ws('/*', {
+    compression: uWS.DISABLED,
+    maxBackpressure: 1024 * 1024 * 1024,
+    closeOnBackpressureLimit: 0,
+    open: (ws) => void ws.subscribe('trades'),
+  });
   let listen: uWS.us_listen_socket | null = null;
   const port = await new Promise<number>((resolve, reject) => {
     app.listen('127.0.0.1', 0, (socket) => {
@@ -95,7 +120,12 @@ async function rawUws(): Promise<Server> {
     url: `ws://127.0.0.1:${port}/`,
     clientOptions: { subscribe: [], expectAck: false },
     // One frame for everyone: the same envelope, built once per message.
-    route: (message) => void app.publish('trades', `{"type":"update","channel":"spot.trades","subscriptionId":"raw","seq":${++seq},"data":${JSON.stringify(message.trade)}}`, false),
+    route: (message) =>
+      void app.publish(
+        'trades',
+        `{"type":"update","channel":"spot.trades","subscriptionId":"raw","seq":${++seq},"data":${JSON.stringify(message.trade)}}`,
+        false,
+      ),
     async close() {
       if (listen) uWS.us_listen_socket_close(listen);
       app.close();
@@ -113,7 +143,11 @@ async function wsServer(): Promise<Server> {
       const frame = JSON.parse(data.toString()) as { filters: { chain: Chain; token: string } };
       const key = tokenKey(frame.filters.chain, normalizeAddress(frame.filters.chain, frame.filters.token));
       const subscriptionId = `ws-${nextId++}`;
-      const sub = { ws, seq: 0, prefix: `{"type":"update","channel":"spot.trades","subscriptionId":"${subscriptionId}","seq":` };
+      const sub = {
+        ws,
+        seq: 0,
+        prefix: `{"type":"update","channel":"spot.trades","subscriptionId":"${subscriptionId}","seq":`,
+      };
       let set = byToken.get(key);
       if (!set) byToken.set(key, (set = new Set()));
       set.add(sub);
@@ -140,45 +174,74 @@ async function wsServer(): Promise<Server> {
   };
 }
 
-runScenarioMain<Params>('fanout', { inputFile: '', subscribers: 1000, messages: 300, burst: 10, targetRatio: 0.8 }, async ({ ctx }, params) => {
-  const { trades } = derive(ctx, readDecoded(params.inputFile));
-  // The most traded token's messages.
-  const counts = new Map<string, number>();
-  for (const m of trades) counts.set(m.trade.token, (counts.get(m.trade.token) ?? 0) + 1);
-  const token = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
-  const messages = trades.filter((m) => m.trade.token === token);
-  const chain = messages[0]!.trade.chain;
+runScenarioMain<Params>(
+  'fanout',
+  { inputFile: '', subscribers: 1000, messages: 300, burst: 10, targetRatio: 0.8 },
+  async ({ ctx }, params) => {
+    const { trades } = derive(ctx, readDecoded(params.inputFile));
+    // The most traded token's messages.
+    const counts = new Map<string, number>();
+    for (const m of trades) counts.set(m.trade.token, (counts.get(m.trade.token) ?? 0) + 1);
+    const token = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const messages = trades.filter((m) => m.trade.token === token);
+    const chain = messages[0]!.trade.chain;
 
-  const results: Record<string, Awaited<ReturnType<typeof measure>>> = {};
-  const names: Record<string, string> = {};
-  const factories: Array<[string, () => Promise<Server>]> = [
-    ['spot', () => spotEdge(params, ctx, chain, token)],
-    ['uws', rawUws],
-    ['ws', async () => {
-      const server = await wsServer();
-      const subscribe = tradeSubscribe(chain, token);
-      return { ...server, clientOptions: { ...server.clientOptions, subscribe: [subscribe] } };
-    }],
-  ];
-  for (const [key, make] of factories) {
-    const server = await make();
-    names[key] = server.name;
-    try {
-      results[key] = await measure(server, params, messages);
-    } finally {
-      await server.close();
+    const results: Record<string, Awaited<ReturnType<typeof measure>>> = {};
+    const names: Record<string, string> = {};
+    const factories: Array<[string, () => Promise<Server>]> = [
+      ['spot', () => spotEdge(params, ctx, chain, token)],
+      ['uws', rawUws],
+      [
+        'ws',
+        async () => {
+          const server = await wsServer();
+          const subscribe = tradeSubscribe(chain, token);
+          return { ...server, clientOptions: { ...server.clientOptions, subscribe: [subscribe] } };
+        },
+      ],
+    ];
+    for (const [key, make] of factories) {
+      const server = await make();
+      names[key] = server.name;
+      try {
+        results[key] = await measure(server, params, messages);
+      } finally {
+        await server.close();
+      }
     }
-  }
-  const measurements: Measurement[] = Object.entries(results).map(([key, r]) => ({
-    subject: names[key]!, metric: 'frames/s', value: round(r.framesPerSecond, 0), unit: 'frames/s',
-    extra: { frames: r.frames, ms: round(r.ms, 0), serverHandoffMs: round(r.handoffMs, 0) },
-  }));
-  const ratio = results.spot!.framesPerSecond / results.uws!.framesPerSecond;
-  return {
-    params: { subscribers: params.subscribers, messages: params.messages, framesExpected: params.messages * params.subscribers, frameBytes: JSON.stringify(messages[0]!.trade).length + 90 },
-    measurements,
-    ratios: { spot_vs_raw_uws_publish: round(ratio, 3), spot_vs_ws_server: round(results.spot!.framesPerSecond / results.ws!.framesPerSecond, 3) },
-    targets: [check(`fan-out >= ${params.targetRatio}× raw uWebSockets.js publish`, 'ratio', '>=', params.targetRatio, round(ratio, 3), '×')],
-    notes: ['Subscribers live in one separate process (ws clients); frames are counted there. serverHandoffMs is the time the server spent routing and writing.'],
-  };
-});
+    const measurements: Measurement[] = Object.entries(results).map(([key, r]) => ({
+      subject: names[key]!,
+      metric: 'frames/s',
+      value: round(r.framesPerSecond, 0),
+      unit: 'frames/s',
+      extra: { frames: r.frames, ms: round(r.ms, 0), serverHandoffMs: round(r.handoffMs, 0) },
+    }));
+    const ratio = results.spot!.framesPerSecond / results.uws!.framesPerSecond;
+    return {
+      params: {
+        subscribers: params.subscribers,
+        messages: params.messages,
+        framesExpected: params.messages * params.subscribers,
+        frameBytes: JSON.stringify(messages[0]!.trade).length + 90,
+      },
+      measurements,
+      ratios: {
+        spot_vs_raw_uws_publish: round(ratio, 3),
+        spot_vs_ws_server: round(results.spot!.framesPerSecond / results.ws!.framesPerSecond, 3),
+      },
+      targets: [
+        check(
+          `fan-out >= ${params.targetRatio}× raw uWebSockets.js publish`,
+          'ratio',
+          '>=',
+          params.targetRatio,
+          round(ratio, 3),
+          '×',
+        ),
+      ],
+      notes: [
+        'Subscribers live in one separate process (ws clients); frames are counted there. serverHandoffMs is the time the server spent routing and writing.',
+      ],
+    };
+  },
+);

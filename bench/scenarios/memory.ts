@@ -37,65 +37,89 @@ async function settle(): Promise<Reading> {
   return { rss: m.rss, heapUsed: m.heapUsed, external: m.external + m.arrayBuffers };
 }
 
-const addressFor = (chain: Chain, i: number) => (chain === 'solana' ? solanaAddress(`bench-memory/${i}`) : seedAddress(`bench-memory/${chain}/${i}`).toLowerCase());
+const addressFor = (chain: Chain, i: number) =>
+  chain === 'solana' ? solanaAddress(`bench-memory/${i}`) : seedAddress(`bench-memory/${chain}/${i}`).toLowerCase();
 
-runScenarioMain<Params>('memory', { inputFile: '', tokens: 20_000, targetBytesPerToken: 2048 }, async ({ ctx }, params) => {
-  const derived = derive(ctx, readDecoded(params.inputFile));
-  const templates = derived.tokens;
-  const candleOf = new Map(derived.candles.map((m) => [`${m.chain}:${m.token}`, m]));
-  const tradeOf = new Map(derived.trades.map((m) => [`${m.trade.chain}:${m.trade.token}`, m]));
-  const logHandle = await openLog(ctx, 'embedded', 'memory');
-  // The views read the store only in start(), which this scenario does not call: a client that never connects.
-  const store = createStore(ctx, createClient({ url: 'http://127.0.0.1:9' }));
-  const views = createHotViews(ctx, { log: logHandle.log, store });
-  const now = Date.now();
-  const addresses = Array.from({ length: params.tokens }, (_, i) => addressFor(templates[i % templates.length]!.chain, i));
+runScenarioMain<Params>(
+  'memory',
+  { inputFile: '', tokens: 20_000, targetBytesPerToken: 2048 },
+  async ({ ctx }, params) => {
+    const derived = derive(ctx, readDecoded(params.inputFile));
+    const templates = derived.tokens;
+    const candleOf = new Map(derived.candles.map((m) => [`${m.chain}:${m.token}`, m]));
+    const tradeOf = new Map(derived.trades.map((m) => [`${m.trade.chain}:${m.trade.token}`, m]));
+    const logHandle = await openLog(ctx, 'embedded', 'memory');
+    // The views read the store only in start(), which this scenario does not call: a client that never connects.
+    const store = createStore(ctx, createClient({ url: 'http://127.0.0.1:9' }));
+    const views = createHotViews(ctx, { log: logHandle.log, store });
+    const now = Date.now();
+    const addresses = Array.from({ length: params.tokens }, (_, i) =>
+      addressFor(templates[i % templates.length]!.chain, i),
+    );
 
-  const before = await settle();
-  for (let i = 0; i < params.tokens; i++) {
-    const template = templates[i % templates.length]!;
-    views.applyToken({ ...structuredClone(template), address: addresses[i]!, name: `${template.name} ${i}`, updatedAt: now });
-  }
-  const afterTokens = await settle();
-  for (let i = 0; i < params.tokens; i++) {
-    const template = templates[i % templates.length]!;
-    const message = candleOf.get(`${template.chain}:${template.address}`);
-    if (message) views.applyCandles({ ...structuredClone(message), token: addresses[i]!, updatedAt: now });
-  }
-  const afterCandles = await settle();
-  for (let i = 0; i < params.tokens; i++) {
-    const template = templates[i % templates.length]!;
-    const message = tradeOf.get(`${template.chain}:${template.address}`);
-    if (message) {
-      const copy = structuredClone(message);
-      copy.trade.token = addresses[i]!;
-      copy.trade.id = `${copy.trade.id}:m${i}`;
-      views.applyTrade(copy);
+    const before = await settle();
+    for (let i = 0; i < params.tokens; i++) {
+      const template = templates[i % templates.length]!;
+      views.applyToken({
+        ...structuredClone(template),
+        address: addresses[i]!,
+        name: `${template.name} ${i}`,
+        updatedAt: now,
+      });
     }
-  }
-  const afterTrade = await settle();
-  if (!views.token(templates[0]!.chain, addresses[0]!)) throw new Error('hot views dropped the synthetic tokens');
-  await logHandle.close();
-  await store.close();
+    const afterTokens = await settle();
+    for (let i = 0; i < params.tokens; i++) {
+      const template = templates[i % templates.length]!;
+      const message = candleOf.get(`${template.chain}:${template.address}`);
+      if (message) views.applyCandles({ ...structuredClone(message), token: addresses[i]!, updatedAt: now });
+    }
+    const afterCandles = await settle();
+    for (let i = 0; i < params.tokens; i++) {
+      const template = templates[i % templates.length]!;
+      const message = tradeOf.get(`${template.chain}:${template.address}`);
+      if (message) {
+        const copy = structuredClone(message);
+        copy.trade.token = addresses[i]!;
+        copy.trade.id = `${copy.trade.id}:m${i}`;
+        views.applyTrade(copy);
+      }
+    }
+    const afterTrade = await settle();
+    if (!views.token(templates[0]!.chain, addresses[0]!)) throw new Error('hot views dropped the synthetic tokens');
+    await logHandle.close();
+    await store.close();
 
-  const per = (a: Reading, b: Reading, field: keyof Reading) => (b[field] - a[field]) / params.tokens;
-  const stage = (subject: string, a: Reading, b: Reading): Measurement => ({
-    subject, metric: 'bytes/token (RSS)', value: round(per(a, b, 'rss'), 0), unit: 'B',
-    extra: { heapUsedPerToken: round(per(a, b, 'heapUsed'), 0), externalPerToken: round(per(a, b, 'external'), 0) },
-  });
-  const total = per(before, afterTrade, 'rss');
-  const tokenJsonBytes = JSON.stringify(templates[0]).length;
-  return {
-    params: { tokens: params.tokens, templates: templates.length, tokenJsonBytes },
-    measurements: [
-      stage('active token in hot views: token + open candles + latest trade', before, afterTrade),
-      stage('  token object (applyToken: object, JSON text, discovery entry)', before, afterTokens),
-      stage('  open candles message (applyCandles)', afterTokens, afterCandles),
-      stage('  one trade in the token ring (applyTrade)', afterCandles, afterTrade),
-    ],
-    ratios: {},
-    targets: [check(`<= ${params.targetBytesPerToken} B per active token`, 'bytes/token', '<=', params.targetBytesPerToken, round(total, 0), 'B')],
-    evidence: { heapUsedPerActiveToken: round(per(before, afterTrade, 'heapUsed'), 0), tokenJsonBytes },
-    notes: ['Deltas after a forced full GC; RSS includes allocator slack, heapUsed is the JS heap alone.'],
-  };
-});
+    const per = (a: Reading, b: Reading, field: keyof Reading) => (b[field] - a[field]) / params.tokens;
+    const stage = (subject: string, a: Reading, b: Reading): Measurement => ({
+      subject,
+      metric: 'bytes/token (RSS)',
+      value: round(per(a, b, 'rss'), 0),
+      unit: 'B',
+      extra: { heapUsedPerToken: round(per(a, b, 'heapUsed'), 0), externalPerToken: round(per(a, b, 'external'), 0) },
+    });
+    const total = per(before, afterTrade, 'rss');
+    const tokenJsonBytes = JSON.stringify(templates[0]).length;
+    return {
+      params: { tokens: params.tokens, templates: templates.length, tokenJsonBytes },
+      measurements: [
+        stage('active token in hot views: token + open candles + latest trade', before, afterTrade),
+        stage('  token object (applyToken: object, JSON text, discovery entry)', before, afterTokens),
+        stage('  open candles message (applyCandles)', afterTokens, afterCandles),
+        stage('  one trade in the token ring (applyTrade)', afterCandles, afterTrade),
+      ],
+      ratios: {},
+      targets: [
+        check(
+          `<= ${params.targetBytesPerToken} B per active token`,
+          'bytes/token',
+          '<=',
+          params.targetBytesPerToken,
+          round(total, 0),
+          'B',
+        ),
+      ],
+      evidence: { heapUsedPerActiveToken: round(per(before, afterTrade, 'heapUsed'), 0), tokenJsonBytes },
+      notes: ['Deltas after a forced full GC; RSS includes allocator slack, heapUsed is the JS heap alone.'],
+    };
+  },
+);

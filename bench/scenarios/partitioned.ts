@@ -46,14 +46,27 @@ runScenarioMain<Params>('partitioned', { inputFile: '' }, async ({ ctx }, params
   await publisher.flush();
   const discard = async () => {};
   const store: SpotStore = {
-    ...handle.store, insertTrades: discard, upsertTokens: discard, upsertCandles: discard,
-    insertTokenEvents: discard, upsertWalletLabels: discard, upsertBalances: discard,
+    ...handle.store,
+    insertTrades: discard,
+    upsertTokens: discard,
+    upsertCandles: discard,
+    insertTokenEvents: discard,
+    upsertWalletLabels: discard,
+    upsertBalances: discard,
   };
 
   const run = async (name: string, owned: number[] | null) => {
     dropSnapshots(ctx);
     const hooks = owned ? fixedOwnership(owned) : undefined;
-    const aggregator = createAggregator(ctx, { log: logHandle.log, store, name, publish: true, publishTrades: false, snapshotEveryMs: 1000, partitioned: hooks });
+    const aggregator = createAggregator(ctx, {
+      log: logHandle.log,
+      store,
+      name,
+      publish: true,
+      publishTrades: false,
+      snapshotEveryMs: 1000,
+      partitioned: hooks,
+    });
     const started = performance.now();
     const cpu = process.cpuUsage();
     await aggregator.start();
@@ -77,17 +90,28 @@ runScenarioMain<Params>('partitioned', { inputFile: '' }, async ({ ctx }, params
   return {
     params: { swaps, messages: whole.messages, partitions: PARTITIONS },
     measurements: [
-      { subject: 'embedded aggregator (all tokens, no partitioning), store writes discarded', metric: 'swaps/s', value: rate(whole), unit: 'swaps/s', extra: { cpuMs: round(whole.cpuMs, 0), tokens: whole.tokens } },
+      {
+        subject: 'embedded aggregator (all tokens, no partitioning), store writes discarded',
+        metric: 'swaps/s',
+        value: rate(whole),
+        unit: 'swaps/s',
+        extra: { cpuMs: round(whole.cpuMs, 0), tokens: whole.tokens },
+      },
       ...parts.map((p) => ({
-        subject: `  distributed instance owning ${p.owned.length} of ${PARTITIONS} partitions`, metric: 'swaps/s', value: rate(p), unit: 'swaps/s',
+        subject: `  distributed instance owning ${p.owned.length} of ${PARTITIONS} partitions`,
+        metric: 'swaps/s',
+        value: rate(p),
+        unit: 'swaps/s',
         extra: { cpuMs: round(p.cpuMs, 0), tokensHeld: p.tokens },
       })),
     ],
-    ratios: Object.fromEntries(parts.map((p) => [`cpu_owning_${p.owned.length}_of_${PARTITIONS}_vs_embedded`, round(p.cpuMs / whole.cpuMs, 2)])),
+    ratios: Object.fromEntries(
+      parts.map((p) => [`cpu_owning_${p.owned.length}_of_${PARTITIONS}_vs_embedded`, round(p.cpuMs / whole.cpuMs, 2)]),
+    ),
     targets: [],
     notes: [
       'Every instance merges the whole log: marks, wallet facts and the order are chain-wide. What an instance does only for its own partitions is token state, candles, views, sink rows and publishing.',
-      'One process, one run after the other, after a warm-up run; CPU is the process\'s user + system time during each run.',
+      "One process, one run after the other, after a warm-up run; CPU is the process's user + system time during each run.",
     ],
   };
 });

@@ -31,10 +31,23 @@ interface RunResult {
 }
 
 /** One timed pass; `decoded` given skips the decoders (the log → sinks half). */
-async function timedPass(ctx: Context, transport: Transport, name: string, handle: StoreHandle, records: readonly ChainRecord[] | null, decoded: readonly IngestRecords[] | null): Promise<RunResult> {
+async function timedPass(
+  ctx: Context,
+  transport: Transport,
+  name: string,
+  handle: StoreHandle,
+  records: readonly ChainRecord[] | null,
+  decoded: readonly IngestRecords[] | null,
+): Promise<RunResult> {
   const logHandle = await openLog(ctx, transport, name);
   const { log } = logHandle;
-  const aggregator = createAggregator(ctx, { log, store: handle.store, name, snapshotEveryMs: 3_600_000, snapshotEveryMessages: 10_000_000 });
+  const aggregator = createAggregator(ctx, {
+    log,
+    store: handle.store,
+    name,
+    snapshotEveryMs: 3_600_000,
+    snapshotEveryMessages: 10_000_000,
+  });
   await aggregator.start();
   const publisher = createIngestPublisher(ctx, { log });
   const decoders = createSimulatorDecoders({ metrics: ctx.metrics });
@@ -85,49 +98,97 @@ async function rawInsert(handle: StoreHandle): Promise<{ rows: number; ms: numbe
   return { rows: tradeRows.length, ms: performance.now() - started, encodeMs };
 }
 
-runScenarioMain<Params>('pipeline', { inputFile: '', transport: 'embedded', split: true, targetSwapsPerSecond: 100_000 }, async ({ ctx }, params) => {
-  const input = readInputs(params.inputFile);
-  const handle = await openStore(ctx);
-  const measurements: Measurement[] = [];
-  const notes: string[] = [];
-  const label = params.transport === 'embedded' ? 'embedded log' : 'Kafka (mock cluster)';
+runScenarioMain<Params>(
+  'pipeline',
+  { inputFile: '', transport: 'embedded', split: true, targetSwapsPerSecond: 100_000 },
+  async ({ ctx }, params) => {
+    const input = readInputs(params.inputFile);
+    const handle = await openStore(ctx);
+    const measurements: Measurement[] = [];
+    const notes: string[] = [];
+    const label = params.transport === 'embedded' ? 'embedded log' : 'Kafka (mock cluster)';
 
-  const full = await timedPass(ctx, params.transport, 'full', handle, input.records, null);
-  const fullRate = perSecond(full.swaps, full.ms);
-  measurements.push({
-    subject: `spot pipeline, ${label}: records → decoders → log → aggregator → sinks`, metric: 'swaps/s', value: round(fullRate, 0), unit: 'swaps/s',
-    extra: { swaps: full.swaps, ms: round(full.ms, 0), decodeMs: round(full.decodeMs, 0), decodeSharePct: round((100 * full.decodeMs) / full.ms, 1) },
-  });
+    const full = await timedPass(ctx, params.transport, 'full', handle, input.records, null);
+    const fullRate = perSecond(full.swaps, full.ms);
+    measurements.push({
+      subject: `spot pipeline, ${label}: records → decoders → log → aggregator → sinks`,
+      metric: 'swaps/s',
+      value: round(fullRate, 0),
+      unit: 'swaps/s',
+      extra: {
+        swaps: full.swaps,
+        ms: round(full.ms, 0),
+        decodeMs: round(full.decodeMs, 0),
+        decodeSharePct: round((100 * full.decodeMs) / full.ms, 1),
+      },
+    });
 
-  const raw = await rawInsert(handle);
-  const rawRate = perSecond(raw.rows, raw.ms);
-  measurements.push({
-    subject: 'raw chDB insert of the same trade rows (JSONCompactEachRow Buffer, the fastest exact format measured; 10k/INSERT)', metric: 'rows/s', value: round(rawRate, 0), unit: 'rows/s',
-    extra: { rows: raw.rows, ms: round(raw.ms, 0), encodeMs: round(raw.encodeMs, 0) },
-  });
-  const ratios: Record<string, number> = { [`pipeline_${params.transport}_vs_raw_chdb_insert`]: round(fullRate / rawRate, 3) };
+    const raw = await rawInsert(handle);
+    const rawRate = perSecond(raw.rows, raw.ms);
+    measurements.push({
+      subject:
+        'raw chDB insert of the same trade rows (JSONCompactEachRow Buffer, the fastest exact format measured; 10k/INSERT)',
+      metric: 'rows/s',
+      value: round(rawRate, 0),
+      unit: 'rows/s',
+      extra: { rows: raw.rows, ms: round(raw.ms, 0), encodeMs: round(raw.encodeMs, 0) },
+    });
+    const ratios: Record<string, number> = {
+      [`pipeline_${params.transport}_vs_raw_chdb_insert`]: round(fullRate / rawRate, 3),
+    };
 
-  if (params.split && params.transport === 'embedded') {
-    const decodeRate = perSecond(full.swaps, full.decodeMs);
-    measurements.push({ subject: 'decoders alone (same records, inside the full pass)', metric: 'swaps/s', value: round(decodeRate, 0), unit: 'swaps/s', extra: { ms: round(full.decodeMs, 0) } });
-    // The log → aggregator → sinks half on its own: records decoded beforehand, tables emptied.
-    const decoders = createSimulatorDecoders();
-    const decoded = input.records.map((record) => decoders.decode(record));
-    await handle.store.truncateDerived();
-    handle.tradeRows.length = 0;
-    const half = await timedPass(ctx, params.transport, 'decoded', handle, null, decoded);
-    const halfRate = perSecond(half.swaps, half.ms);
-    measurements.push({ subject: 'log → aggregator → sinks alone (decoded beforehand)', metric: 'swaps/s', value: round(halfRate, 0), unit: 'swaps/s', extra: { swaps: half.swaps, ms: round(half.ms, 0) } });
-    ratios.log_to_sinks_vs_raw_chdb_insert = round(halfRate / rawRate, 3);
-  }
+    if (params.split && params.transport === 'embedded') {
+      const decodeRate = perSecond(full.swaps, full.decodeMs);
+      measurements.push({
+        subject: 'decoders alone (same records, inside the full pass)',
+        metric: 'swaps/s',
+        value: round(decodeRate, 0),
+        unit: 'swaps/s',
+        extra: { ms: round(full.decodeMs, 0) },
+      });
+      // The log → aggregator → sinks half on its own: records decoded beforehand, tables emptied.
+      const decoders = createSimulatorDecoders();
+      const decoded = input.records.map((record) => decoders.decode(record));
+      await handle.store.truncateDerived();
+      handle.tradeRows.length = 0;
+      const half = await timedPass(ctx, params.transport, 'decoded', handle, null, decoded);
+      const halfRate = perSecond(half.swaps, half.ms);
+      measurements.push({
+        subject: 'log → aggregator → sinks alone (decoded beforehand)',
+        metric: 'swaps/s',
+        value: round(halfRate, 0),
+        unit: 'swaps/s',
+        extra: { swaps: half.swaps, ms: round(half.ms, 0) },
+      });
+      ratios.log_to_sinks_vs_raw_chdb_insert = round(halfRate / rawRate, 3);
+    }
 
-  notes.push(`${input.records.length} chain records (${params.transport}); inputs generated ahead of time in ${round(input.generateMs / 1000, 1)} s, outside the timed section.`);
-  await handle.store.close();
-  return {
-    params: { transport: params.transport, records: input.records.length, swaps: full.swaps, chains: input.spec.chains, seed: input.spec.seed, simRate: input.spec.rate },
-    measurements,
-    ratios,
-    targets: [check(`pipeline (${label}) >= ${params.targetSwapsPerSecond.toLocaleString('en-US')} swaps/s`, 'swaps/s', '>=', params.targetSwapsPerSecond, round(fullRate, 0), 'swaps/s')],
-    notes,
-  };
-});
+    notes.push(
+      `${input.records.length} chain records (${params.transport}); inputs generated ahead of time in ${round(input.generateMs / 1000, 1)} s, outside the timed section.`,
+    );
+    await handle.store.close();
+    return {
+      params: {
+        transport: params.transport,
+        records: input.records.length,
+        swaps: full.swaps,
+        chains: input.spec.chains,
+        seed: input.spec.seed,
+        simRate: input.spec.rate,
+      },
+      measurements,
+      ratios,
+      targets: [
+        check(
+          `pipeline (${label}) >= ${params.targetSwapsPerSecond.toLocaleString('en-US')} swaps/s`,
+          'swaps/s',
+          '>=',
+          params.targetSwapsPerSecond,
+          round(fullRate, 0),
+          'swaps/s',
+        ),
+      ],
+      notes,
+    };
+  },
+);

@@ -18,10 +18,15 @@ export interface ApiKeyRecord {
   credits: number | null;
 }
 
-export type KeyCheck = { ok: true; record: ApiKeyRecord } | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired' };
+export type KeyCheck =
+  | { ok: true; record: ApiKeyRecord }
+  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
 export interface KeyStore {
-  create(options?: { label?: string; expiresAt?: number | null; metered?: boolean; credits?: number | null }): { key: string; record: ApiKeyRecord };
+  create(options?: { label?: string; expiresAt?: number | null; metered?: boolean; credits?: number | null }): {
+    key: string;
+    record: ApiKeyRecord;
+  };
   /** Idempotent; SPOT_API_KEYS at start. */
   register(key: string, options?: { label?: string }): ApiKeyRecord;
   /** Parses 'Bearer <key>' strictly, then verifies. */
@@ -147,7 +152,13 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
   // Verdicts are not cached: revocation and expiry are read from the record every time.
   const recentHashes = new Map<string, string>();
 
-  const addKey = (key: string, label: string | null, expiresAt: number | null, metered: boolean, credits: number | null): ApiKeyRecord => {
+  const addKey = (
+    key: string,
+    label: string | null,
+    expiresAt: number | null,
+    metered: boolean,
+    credits: number | null,
+  ): ApiKeyRecord => {
     const hash = hashKey(key);
     const id = keyId(hash);
     insert.run(id, hash, label, Date.now(), expiresAt, metered ? 1 : 0, credits);
@@ -162,7 +173,8 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
       const key = generateKey();
       const metered = opts.metered ?? false;
       const credits = metered ? (opts.credits ?? null) : null;
-      if (credits !== null && (!Number.isInteger(credits) || credits < 0)) throw new RangeError('credits must be a non-negative integer');
+      if (credits !== null && (!Number.isInteger(credits) || credits < 0))
+        throw new RangeError('credits must be a non-negative integer');
       const record = addKey(key, opts.label ?? null, opts.expiresAt ?? null, metered, credits);
       log.info({ keyId: record.id, label: record.label }, 'API key created');
       return { key, record };
@@ -219,7 +231,7 @@ export function createKeyStore(ctx: Context, options: { path: string }): KeyStor
 
     spendCredits(id, cost) {
       const record = byId.get(id);
-      if (!record || !record.metered || record.credits === null) return null;
+      if (!record?.metered || record.credits === null) return null;
       if (cost <= 0) return record.credits;
       const row = spendStmt.get(cost, id) as { credits: number } | undefined;
       record.credits = row ? row.credits : Math.max(record.credits - cost, 0);

@@ -139,10 +139,13 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
   /** Idle with positions not yet written: they are written COMMIT_EVERY_MS after the last commit. */
   function commitLater(): void {
     if (idleCommit || uncommitted.size === 0) return;
-    idleCommit = setTimeout(() => {
-      idleCommit = null;
-      if (store.db.open) commitPending();
-    }, Math.max(0, lastCommitAt + COMMIT_EVERY_MS - performance.now()));
+    idleCommit = setTimeout(
+      () => {
+        idleCommit = null;
+        if (store.db.open) commitPending();
+      },
+      Math.max(0, lastCommitAt + COMMIT_EVERY_MS - performance.now()),
+    );
   }
 
   function seek(topic: string, partition: number, offset: number): void {

@@ -124,10 +124,12 @@ function createCheckpointer(db: Database.Database, file: string, checkpointAfter
         request();
       });
       worker.on('error', fallBack);
-      exited = new Promise((resolve) => worker!.once('exit', () => {
-        worker = null;
-        resolve();
-      }));
+      exited = new Promise((resolve) =>
+        worker!.once('exit', () => {
+          worker = null;
+          resolve();
+        }),
+      );
     }
     appended = 0;
     running = true;
@@ -163,7 +165,10 @@ export type EmbeddedStore = ReturnType<typeof openStore>;
 
 export function openStore(options: StoreOptions) {
   if (!options.readonly) fs.mkdirSync(path.dirname(options.path), { recursive: true });
-  const db = new Database(options.path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  const db = new Database(options.path, {
+    readonly: options.readonly ?? false,
+    fileMustExist: options.readonly ?? false,
+  });
   db.pragma('busy_timeout = 5000');
   if (!options.readonly) {
     // 16 KiB pages and a large WAL between checkpoints: each checkpoint costs an fsync, and
@@ -177,30 +182,49 @@ export function openStore(options: StoreOptions) {
   }
 
   const sql = {
-    topicByName: db.prepare<[string], { id: number; name: string; partitions: number; compacted: number; retention_ms: number | null }>(
-      'SELECT id, name, partitions, compacted, retention_ms FROM topics WHERE name = ?'),
+    topicByName: db.prepare<
+      [string],
+      { id: number; name: string; partitions: number; compacted: number; retention_ms: number | null }
+    >('SELECT id, name, partitions, compacted, retention_ms FROM topics WHERE name = ?'),
     allTopics: db.prepare<[], { name: string }>('SELECT name FROM topics'),
     insertTopic: db.prepare('INSERT INTO topics (name, partitions, compacted, retention_ms) VALUES (?, ?, ?, ?)'),
-    insertPartition: db.prepare('INSERT OR IGNORE INTO partitions (topic_id, partition, next_offset, max_ts) VALUES (?, ?, 0, -1)'),
+    insertPartition: db.prepare(
+      'INSERT OR IGNORE INTO partitions (topic_id, partition, next_offset, max_ts) VALUES (?, ?, 0, -1)',
+    ),
     partitionState: db.prepare<[number, number], { next_offset: number; max_ts: number }>(
-      'SELECT next_offset, max_ts FROM partitions WHERE topic_id = ? AND partition = ?'),
-    updatePartition: db.prepare('UPDATE partitions SET next_offset = ?, max_ts = ? WHERE topic_id = ? AND partition = ?'),
+      'SELECT next_offset, max_ts FROM partitions WHERE topic_id = ? AND partition = ?',
+    ),
+    updatePartition: db.prepare(
+      'UPDATE partitions SET next_offset = ?, max_ts = ? WHERE topic_id = ? AND partition = ?',
+    ),
     endOffsets: db.prepare<[number], { partition: number; next_offset: number }>(
-      'SELECT partition, next_offset FROM partitions WHERE topic_id = ?'),
-    insertBatch: db.prepare('INSERT INTO batches (topic_id, partition, base_offset, last_offset, max_ts, appended_at, data, layout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      'SELECT partition, next_offset FROM partitions WHERE topic_id = ?',
+    ),
+    insertBatch: db.prepare(
+      'INSERT INTO batches (topic_id, partition, base_offset, last_offset, max_ts, appended_at, data, layout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
     batchesFrom: db.prepare<[number, number, number], { base_offset: number; data: string; layout: string }>(
-      'SELECT base_offset, data, layout FROM batches WHERE topic_id = ? AND partition = ? AND last_offset >= ? ORDER BY last_offset'),
+      'SELECT base_offset, data, layout FROM batches WHERE topic_id = ? AND partition = ? AND last_offset >= ? ORDER BY last_offset',
+    ),
     batchAtTime: db.prepare<[number, number, number], { base_offset: number; layout: string }>(
-      'SELECT base_offset, layout FROM batches WHERE topic_id = ? AND partition = ? AND max_ts >= ? ORDER BY max_ts, last_offset LIMIT 1'),
+      'SELECT base_offset, layout FROM batches WHERE topic_id = ? AND partition = ? AND max_ts >= ? ORDER BY max_ts, last_offset LIMIT 1',
+    ),
     deleteAppendedBefore: db.prepare('DELETE FROM batches WHERE topic_id = ? AND partition = ? AND appended_at < ?'),
-    replaceLatest: db.prepare('INSERT OR REPLACE INTO compacted (topic_id, partition, offset, key, value, ts) VALUES (?, ?, ?, ?, ?, ?)'),
+    replaceLatest: db.prepare(
+      'INSERT OR REPLACE INTO compacted (topic_id, partition, offset, key, value, ts) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
     compactedFrom: db.prepare<[number, number, number, number], CompactedRow>(
-      'SELECT offset, key, value, ts FROM compacted WHERE topic_id = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?'),
+      'SELECT offset, key, value, ts FROM compacted WHERE topic_id = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+    ),
     compactedAtTime: db.prepare<[number, number, number], { offset: number | null }>(
-      'SELECT min(offset) AS offset FROM compacted WHERE topic_id = ? AND partition = ? AND ts >= ?'),
+      'SELECT min(offset) AS offset FROM compacted WHERE topic_id = ? AND partition = ? AND ts >= ?',
+    ),
     committed: db.prepare<[string, number], { partition: number; offset: number }>(
-      'SELECT partition, offset FROM group_offsets WHERE group_name = ? AND topic_id = ?'),
-    commit: db.prepare('INSERT INTO group_offsets (group_name, topic_id, partition, offset) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET offset = excluded.offset'),
+      'SELECT partition, offset FROM group_offsets WHERE group_name = ? AND topic_id = ?',
+    ),
+    commit: db.prepare(
+      'INSERT INTO group_offsets (group_name, topic_id, partition, offset) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET offset = excluded.offset',
+    ),
   };
 
   const topics = new Map<string, TopicMeta>();
@@ -217,14 +241,22 @@ export function openStore(options: StoreOptions) {
     }
     return partition;
   }
-  const checkpointer = options.readonly ? null : createCheckpointer(db, options.path, options.checkpointAfter ?? CHECKPOINT_AFTER);
+  const checkpointer = options.readonly
+    ? null
+    : createCheckpointer(db, options.path, options.checkpointAfter ?? CHECKPOINT_AFTER);
 
   function lookup(name: string): TopicMeta | undefined {
     const cached = topics.get(name);
     if (cached) return cached;
     const row = sql.topicByName.get(name);
     if (!row) return undefined;
-    const meta = { id: row.id, name: row.name, partitions: row.partitions, compacted: row.compacted === 1, retentionMs: row.retention_ms };
+    const meta = {
+      id: row.id,
+      name: row.name,
+      partitions: row.partitions,
+      compacted: row.compacted === 1,
+      retentionMs: row.retention_ms,
+    };
     topics.set(name, meta);
     return meta;
   }
@@ -232,7 +264,9 @@ export function openStore(options: StoreOptions) {
   const createTopic = db.transaction((spec: TopicSpec): TopicMeta => {
     const existing = lookup(spec.name);
     if (existing) return existing;
-    const id = Number(sql.insertTopic.run(spec.name, spec.partitions, spec.compacted ? 1 : 0, spec.retentionMs ?? null).lastInsertRowid);
+    const id = Number(
+      sql.insertTopic.run(spec.name, spec.partitions, spec.compacted ? 1 : 0, spec.retentionMs ?? null).lastInsertRowid,
+    );
     for (let p = 0; p < spec.partitions; p++) sql.insertPartition.run(id, p);
     return lookup(spec.name)!;
   });
@@ -247,7 +281,8 @@ export function openStore(options: StoreOptions) {
       const lastIndexOfKey = new Map<string, number>();
       records.forEach((record, i) => lastIndexOfKey.set(record.key, i));
       records.forEach((record, i) => {
-        if (lastIndexOfKey.get(record.key) === i) sql.replaceLatest.run(topic.id, partition, next, record.key, record.value, record.timestamp);
+        if (lastIndexOfKey.get(record.key) === i)
+          sql.replaceLatest.run(topic.id, partition, next, record.key, record.value, record.timestamp);
         if (record.timestamp > maxTs) maxTs = record.timestamp;
         next++;
       });
@@ -256,7 +291,16 @@ export function openStore(options: StoreOptions) {
         const chunk = records.slice(from, from + MAX_BATCH_RECORDS);
         for (const record of chunk) if (record.timestamp > maxTs) maxTs = record.timestamp;
         const encoded = encodeRecords(chunk);
-        sql.insertBatch.run(topic.id, partition, next, next + chunk.length - 1, maxTs, now, encoded.data, encoded.layout);
+        sql.insertBatch.run(
+          topic.id,
+          partition,
+          next,
+          next + chunk.length - 1,
+          maxTs,
+          now,
+          encoded.data,
+          encoded.layout,
+        );
         next += chunk.length;
       }
     }
@@ -294,7 +338,14 @@ export function openStore(options: StoreOptions) {
       const out: LogMessage[] = [];
       if (topic.compacted) {
         for (const row of sql.compactedFrom.all(topic.id, partition, fromOffset, limit)) {
-          out.push({ topic: topic.name, partition, offset: row.offset, key: row.key, value: row.value, timestamp: row.ts });
+          out.push({
+            topic: topic.name,
+            partition,
+            offset: row.offset,
+            key: row.key,
+            value: row.value,
+            timestamp: row.ts,
+          });
         }
         return out;
       }

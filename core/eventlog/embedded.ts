@@ -40,16 +40,19 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
   }
 
   const retentionEvery = options.retentionIntervalMs ?? 60_000;
-  const retentionTimer = options.readonly || retentionEvery <= 0 ? null : setInterval(() => {
-    try {
-      for (const name of store.topicNames()) {
-        const deleted = store.applyRetention(store.lookup(name)!, Date.now());
-        if (deleted > 0) logger.debug({ topic: name, deleted }, 'retention dropped old record batches');
-      }
-    } catch (error) {
-      logger.warn({ err: error }, 'retention pass failed');
-    }
-  }, retentionEvery);
+  const retentionTimer =
+    options.readonly || retentionEvery <= 0
+      ? null
+      : setInterval(() => {
+          try {
+            for (const name of store.topicNames()) {
+              const deleted = store.applyRetention(store.lookup(name)!, Date.now());
+              if (deleted > 0) logger.debug({ topic: name, deleted }, 'retention dropped old record batches');
+            }
+          } catch (error) {
+            logger.warn({ err: error }, 'retention pass failed');
+          }
+        }, retentionEvery);
   retentionTimer?.unref();
 
   return {
@@ -59,8 +62,10 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
       for (const spec of specs) {
         const meta = store.ensureTopic(spec);
         if (meta.partitions !== spec.partitions || meta.compacted !== spec.compacted) {
-          logger.warn({ topic: spec.name, existing: { partitions: meta.partitions, compacted: meta.compacted }, wanted: spec },
-            'topic exists with other settings; keeping them');
+          logger.warn(
+            { topic: spec.name, existing: { partitions: meta.partitions, compacted: meta.compacted }, wanted: spec },
+            'topic exists with other settings; keeping them',
+          );
         }
       }
     },
@@ -74,7 +79,10 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
     },
 
     consumer(consumerOptions) {
-      const consumer = createEmbeddedConsumer({ store, notifier, coordinator, logger, pollMs: options.pollMs ?? 25, topicFor }, consumerOptions);
+      const consumer = createEmbeddedConsumer(
+        { store, notifier, coordinator, logger, pollMs: options.pollMs ?? 25, topicFor },
+        consumerOptions,
+      );
       consumers.add(consumer);
       return consumer;
     },

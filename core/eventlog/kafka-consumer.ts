@@ -51,7 +51,8 @@ const tpKey = (topic: string, partition: number) => `${topic}/${partition}`;
 
 export function toLogMessage(topic: string, partition: number, message: kafkajs.KafkaMessage): LogMessage {
   return {
-    topic, partition,
+    topic,
+    partition,
     offset: Number(message.offset),
     key: message.key?.toString('utf8') ?? '',
     value: message.value?.toString('utf8') ?? '',
@@ -93,8 +94,10 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
 
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const next = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
-      partitions.map((partition) => ({ topic, partition })));
-    const has = (list: TopicPartition[], tp: TopicPartition) => list.some((x) => x.topic === tp.topic && x.partition === tp.partition);
+      partitions.map((partition) => ({ topic, partition })),
+    );
+    const has = (list: TopicPartition[], tp: TopicPartition) =>
+      list.some((x) => x.topic === tp.topic && x.partition === tp.partition);
     const revoked = assigned.filter((tp) => !has(next, tp));
     const gained = next.filter((tp) => !has(assigned, tp));
     assigned = next;
@@ -137,7 +140,10 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
     }
   }
 
-  async function handleBatch(eachBatch: (batch: Batch) => Promise<void>, payload: kafkajs.EachBatchPayload): Promise<void> {
+  async function handleBatch(
+    eachBatch: (batch: Batch) => Promise<void>,
+    payload: kafkajs.EachBatchPayload,
+  ): Promise<void> {
     const { batch } = payload;
     if (failure || stopping || batch.isEmpty()) return;
     try {
@@ -147,7 +153,8 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
     }
     const key = tpKey(batch.topic, batch.partition);
     const generation = seekGeneration.get(key);
-    const stale = () => payload.isStale() || !payload.isRunning() || seekGeneration.get(key) !== generation || failure !== null;
+    const stale = () =>
+      payload.isStale() || !payload.isRunning() || seekGeneration.get(key) !== generation || failure !== null;
     let messages = batch.messages.map((m) => toLogMessage(batch.topic, batch.partition, m));
     const skipTs = skipBefore.get(key);
     if (skipTs !== undefined) {
@@ -157,7 +164,9 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
     }
     if (messages.length === 0) {
       if (manual) return;
-      await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
+      await consumer.commitOffsets([
+        { topic: batch.topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) },
+      ]);
       return;
     }
     for (let from = 0; from < messages.length; from += maxBatch) {
@@ -171,7 +180,10 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
         return;
       }
       if (seekGeneration.get(key) !== generation) return; // a seek during the batch wins over its commit
-      if (!manual) await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(chunk[chunk.length - 1]!.offset + 1) }]);
+      if (!manual)
+        await consumer.commitOffsets([
+          { topic: batch.topic, partition: batch.partition, offset: String(chunk[chunk.length - 1]!.offset + 1) },
+        ]);
       await payload.heartbeat();
     }
   }
@@ -184,7 +196,11 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
       });
       await consumer.connect();
       await consumer.subscribe({ topics: options.topics, fromBeginning: options.start !== 'latest' });
-      await consumer.run({ autoCommit: false, eachBatchAutoResolve: true, eachBatch: (payload) => handleBatch(eachBatch, payload) });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: true,
+        eachBatch: (payload) => handleBatch(eachBatch, payload),
+      });
       return lifetime;
     },
     async seek(topic, partition, offset) {
@@ -211,9 +227,12 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
     },
     async commit(positions) {
       // Offsets are committed through the member's group session.
-      if (!lifetime || !joined || stopping || failure) throw new Error(`consumer of group ${options.group} is not running; nothing committed`);
+      if (!lifetime || !joined || stopping || failure)
+        throw new Error(`consumer of group ${options.group} is not running; nothing committed`);
       if (positions.length === 0) return;
-      await consumer.commitOffsets(positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.offset) })));
+      await consumer.commitOffsets(
+        positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.offset) })),
+      );
     },
     async committed(topic) {
       const admin = await deps.admin();

@@ -20,10 +20,19 @@ export interface KafkaLogOptions {
 }
 
 /** Errors a topic being created or a leader moving can show; worth a retry. */
-const TRANSIENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER']);
+const TRANSIENT = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+]);
 
 function isTransient(error: unknown): boolean {
-  for (let e = error as { type?: string; cause?: unknown; originalError?: unknown } | undefined; e; e = (e.cause ?? e.originalError) as typeof e) {
+  for (
+    let e = error as { type?: string; cause?: unknown; originalError?: unknown } | undefined;
+    e;
+    e = (e.cause ?? e.originalError) as typeof e
+  ) {
     if (e.type && TRANSIENT.has(e.type)) return true;
   }
   return false;
@@ -43,22 +52,27 @@ async function retryTransient<T>(logger: Logger, what: string, action: () => Pro
 
 /** Routes kafkajs's own log lines into pino (kafkajs is configured to emit warn and above). */
 function pinoLogCreator(logger: Logger): kafkajs.logCreator {
-  return () => ({ namespace, level, log }) => {
-    const { message, ...fields } = log;
-    const entry = { namespace, ...fields };
-    // A heartbeat answered "rebalancing" is how a member learns to rejoin, not a failure.
-    const routine = typeof fields.error === 'string' && /rebalanc/i.test(fields.error);
-    if (routine) logger.debug(entry, message);
-    else if (level === logLevel.ERROR || level === logLevel.NOTHING) logger.error(entry, message);
-    else if (level === logLevel.WARN) logger.warn(entry, message);
-    else if (level === logLevel.INFO) logger.info(entry, message);
-    else logger.debug(entry, message);
-  };
+  return () =>
+    ({ namespace, level, log }) => {
+      const { message, ...fields } = log;
+      const entry = { namespace, ...fields };
+      // A heartbeat answered "rebalancing" is how a member learns to rejoin, not a failure.
+      const routine = typeof fields.error === 'string' && /rebalanc/i.test(fields.error);
+      if (routine) logger.debug(entry, message);
+      else if (level === logLevel.ERROR || level === logLevel.NOTHING) logger.error(entry, message);
+      else if (level === logLevel.WARN) logger.warn(entry, message);
+      else if (level === logLevel.INFO) logger.info(entry, message);
+      else logger.debug(entry, message);
+    };
 }
 
 /** A topic's settings as kafka-topics.sh would take them. */
 export function topicSettings(spec: TopicSpec): string {
-  const config = spec.compacted ? 'cleanup.policy=compact' : spec.retentionMs !== undefined ? `retention.ms=${spec.retentionMs}` : 'retention.ms=-1';
+  const config = spec.compacted
+    ? 'cleanup.policy=compact'
+    : spec.retentionMs !== undefined
+      ? `retention.ms=${spec.retentionMs}`
+      : 'retention.ms=-1';
   return `--partitions ${spec.partitions} --config ${config}`;
 }
 
@@ -119,14 +133,18 @@ export function createKafkaLog(ctx: Context, options: KafkaLogOptions): EventLog
             numPartitions: spec.partitions,
             configEntries: spec.compacted
               ? [{ name: 'cleanup.policy', value: 'compact' }]
-              : spec.retentionMs !== undefined ? [{ name: 'retention.ms', value: String(spec.retentionMs) }] : [],
+              : spec.retentionMs !== undefined
+                ? [{ name: 'retention.ms', value: String(spec.retentionMs) }]
+                : [],
           })),
         });
       } catch (error) {
         const wanted = specs.map((spec) => `${spec.name} (${topicSettings(spec)})`);
-        logger.warn({ err: (error as Error).message, topics: wanted },
+        logger.warn(
+          { err: (error as Error).message, topics: wanted },
           `the broker refused to create topics; create them by hand (README.md, "Distributed mode"): ${wanted.join('; ')}. ` +
-          'Going on with whatever exists or is auto-created: partitions, compaction and retention are then the broker defaults');
+            'Going on with whatever exists or is auto-created: partitions, compaction and retention are then the broker defaults',
+        );
       }
     },
 
@@ -134,11 +152,13 @@ export function createKafkaLog(ctx: Context, options: KafkaLogOptions): EventLog
       if (messages.length === 0) return;
       const client = await producer();
       const now = Date.now();
-      await retryTransient(logger, `produce to ${topic}`, () => client.send({
-        topic,
-        acks: -1,
-        messages: messages.map((m) => ({ key: m.key, value: m.value, timestamp: String(m.timestamp ?? now) })),
-      }));
+      await retryTransient(logger, `produce to ${topic}`, () =>
+        client.send({
+          topic,
+          acks: -1,
+          messages: messages.map((m) => ({ key: m.key, value: m.value, timestamp: String(m.timestamp ?? now) })),
+        }),
+      );
       ctx.metrics.inc('eventlog.produced', messages.length);
     },
 
@@ -156,7 +176,11 @@ export function createKafkaLog(ctx: Context, options: KafkaLogOptions): EventLog
       if (pending.size === 0) return;
       const ends = new Map(pending);
       // A throwaway group that never commits: kafkajs has no group-less partition assignment.
-      const reader = kafka.consumer({ groupId: `${clientId}.read-to-end.${randomUUID()}`, sessionTimeout: sessionTimeoutMs, maxWaitTimeInMs: FETCH_WAIT_MS });
+      const reader = kafka.consumer({
+        groupId: `${clientId}.read-to-end.${randomUUID()}`,
+        sessionTimeout: sessionTimeoutMs,
+        maxWaitTimeInMs: FETCH_WAIT_MS,
+      });
       await reader.connect();
       try {
         await reader.subscribe({ topics: [topic], fromBeginning: true });
@@ -164,18 +188,20 @@ export function createKafkaLog(ctx: Context, options: KafkaLogOptions): EventLog
           reader.on(reader.events.CRASH, ({ payload }) => {
             if (!payload.restart) reject(payload.error);
           });
-          void reader.run({
-            autoCommit: false,
-            eachBatch: async ({ batch }) => {
-              const end = ends.get(batch.partition);
-              if (end === undefined || !pending.has(batch.partition)) return;
-              for (const message of batch.messages) {
-                if (Number(message.offset) < end) onMessage(toLogMessage(topic, batch.partition, message));
-              }
-              if (Number(batch.lastOffset()) >= end - 1) pending.delete(batch.partition);
-              if (pending.size === 0) resolve();
-            },
-          }).catch(reject);
+          void reader
+            .run({
+              autoCommit: false,
+              eachBatch: async ({ batch }) => {
+                const end = ends.get(batch.partition);
+                if (end === undefined || !pending.has(batch.partition)) return;
+                for (const message of batch.messages) {
+                  if (Number(message.offset) < end) onMessage(toLogMessage(topic, batch.partition, message));
+                }
+                if (Number(batch.lastOffset()) >= end - 1) pending.delete(batch.partition);
+                if (pending.size === 0) resolve();
+              },
+            })
+            .catch(reject);
         });
       } finally {
         await reader.disconnect();

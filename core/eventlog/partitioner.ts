@@ -35,9 +35,11 @@ export function murmur2(key: string): number {
   }
   const tail = length & ~3;
   switch (length & 3) {
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: murmur tail bytes fall through by design
     case 3:
       h ^= data[tail + 2]! << 16;
     // falls through
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: murmur tail bytes fall through by design
     case 2:
       h ^= data[tail + 1]! << 8;
     // falls through

@@ -35,8 +35,13 @@ export function encodeRecords(records: BatchRecord[]): EncodedBatch {
  * `fromOffset` and stopping once `out` holds `limit` messages.
  */
 export function decodeRecords(
-  batch: EncodedBatch, baseOffset: number, topic: string, partition: number,
-  fromOffset: number, limit: number, out: LogMessage[],
+  batch: EncodedBatch,
+  baseOffset: number,
+  topic: string,
+  partition: number,
+  fromOffset: number,
+  limit: number,
+  out: LogMessage[],
 ): void {
   const layout = JSON.parse(batch.layout) as number[];
   let at = 0;
@@ -45,7 +50,9 @@ export function decodeRecords(
     const valueLength = layout[3 * i + 1]!;
     if (offset >= fromOffset) {
       out.push({
-        topic, partition, offset,
+        topic,
+        partition,
+        offset,
         key: batch.data.slice(at, at + keyLength),
         value: batch.data.slice(at + keyLength, at + keyLength + valueLength),
         timestamp: layout[3 * i + 2]!,

@@ -13,7 +13,9 @@ export interface TypedMessage<T> {
 
 /** Validates every value (throws on the first invalid one, producing nothing) and appends them. */
 export async function produceValues<T extends TSchema>(
-  log: EventLog, contract: TopicContract<T>, items: TypedMessage<Static<T>>[],
+  log: EventLog,
+  contract: TopicContract<T>,
+  items: TypedMessage<Static<T>>[],
 ): Promise<void> {
   const messages = items.map((item) => {
     assertTopicValue(contract, item.value);
@@ -28,7 +30,9 @@ export function decodeValue<T extends TSchema>(contract: TopicContract<T>, messa
   try {
     value = JSON.parse(message.value);
   } catch (error) {
-    throw new TypeError(`${contract.name} ${message.partition}@${message.offset}: value is not JSON (${(error as Error).message})`);
+    throw new TypeError(
+      `${contract.name} ${message.partition}@${message.offset}: value is not JSON (${(error as Error).message})`,
+    );
   }
   try {
     assertTopicValue(contract, value);

@@ -3,31 +3,71 @@ import { parseAbiItem, toEventSelector, type AbiEvent, type Hex } from 'viem';
 
 export const EVENTS = {
   transfer: parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)'),
-  v2Swap: parseAbiItem('event Swap(address indexed sender, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out, address indexed to)'),
+  v2Swap: parseAbiItem(
+    'event Swap(address indexed sender, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out, address indexed to)',
+  ),
   v2Sync: parseAbiItem('event Sync(uint112 reserve0, uint112 reserve1)'),
-  pairCreated: parseAbiItem('event PairCreated(address indexed token0, address indexed token1, address pair, uint256 allPairsLength)'),
-  v3Swap: parseAbiItem('event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)'),
-  pancakeV3Swap: parseAbiItem('event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint128 protocolFeesToken0, uint128 protocolFeesToken1)'),
-  v3PoolCreated: parseAbiItem('event PoolCreated(address indexed token0, address indexed token1, uint24 indexed fee, int24 tickSpacing, address pool)'),
-  v4Swap: parseAbiItem('event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint24 fee)'),
-  v4Initialize: parseAbiItem('event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, uint24 fee, int24 tickSpacing, address hooks, uint160 sqrtPriceX96, int24 tick)'),
+  pairCreated: parseAbiItem(
+    'event PairCreated(address indexed token0, address indexed token1, address pair, uint256 allPairsLength)',
+  ),
+  v3Swap: parseAbiItem(
+    'event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)',
+  ),
+  pancakeV3Swap: parseAbiItem(
+    'event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint128 protocolFeesToken0, uint128 protocolFeesToken1)',
+  ),
+  v3PoolCreated: parseAbiItem(
+    'event PoolCreated(address indexed token0, address indexed token1, uint24 indexed fee, int24 tickSpacing, address pool)',
+  ),
+  v4Swap: parseAbiItem(
+    'event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint24 fee)',
+  ),
+  v4Initialize: parseAbiItem(
+    'event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, uint24 fee, int24 tickSpacing, address hooks, uint160 sqrtPriceX96, int24 tick)',
+  ),
   // PancakeSwap Infinity (BSC): CL and Bin pool managers, pools keyed by a bytes32 id like V4.
-  infinityClSwap: parseAbiItem('event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint24 fee, uint16 protocolFee)'),
-  infinityClInitialize: parseAbiItem('event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, address hooks, uint24 fee, bytes32 parameters, uint160 sqrtPriceX96, int24 tick)'),
-  infinityBinSwap: parseAbiItem('event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint24 activeId, uint24 fee, uint16 protocolFee)'),
-  infinityBinInitialize: parseAbiItem('event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, address hooks, uint24 fee, bytes32 parameters, uint24 activeId)'),
-  aerodromeSwap: parseAbiItem('event Swap(address indexed sender, address indexed to, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out)'),
+  infinityClSwap: parseAbiItem(
+    'event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint24 fee, uint16 protocolFee)',
+  ),
+  infinityClInitialize: parseAbiItem(
+    'event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, address hooks, uint24 fee, bytes32 parameters, uint160 sqrtPriceX96, int24 tick)',
+  ),
+  infinityBinSwap: parseAbiItem(
+    'event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint24 activeId, uint24 fee, uint16 protocolFee)',
+  ),
+  infinityBinInitialize: parseAbiItem(
+    'event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, address hooks, uint24 fee, bytes32 parameters, uint24 activeId)',
+  ),
+  aerodromeSwap: parseAbiItem(
+    'event Swap(address indexed sender, address indexed to, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out)',
+  ),
   // Aerodrome Slipstream CLFactory: the tick spacing in place of V3's fee; its pools emit the V3 Swap.
-  slipstreamPoolCreated: parseAbiItem('event PoolCreated(address indexed token0, address indexed token1, int24 indexed tickSpacing, address pool)'),
+  slipstreamPoolCreated: parseAbiItem(
+    'event PoolCreated(address indexed token0, address indexed token1, int24 indexed tickSpacing, address pool)',
+  ),
   aerodromeSync: parseAbiItem('event Sync(uint256 reserve0, uint256 reserve1)'),
-  aerodromePoolCreated: parseAbiItem('event PoolCreated(address indexed token0, address indexed token1, bool indexed stable, address pool, uint256 length)'),
-  fourMemePurchase: parseAbiItem('event TokenPurchase(address token, address account, uint256 price, uint256 amount, uint256 cost, uint256 fee, uint256 offers, uint256 funds)'),
-  fourMemeSale: parseAbiItem('event TokenSale(address token, address account, uint256 price, uint256 amount, uint256 cost, uint256 fee, uint256 offers, uint256 funds)'),
-  fourMemeCreate: parseAbiItem('event TokenCreate(address creator, address token, uint256 requestId, string name, string symbol, uint256 totalSupply, uint256 launchTime, uint256 launchFee)'),
-  fourMemeLiquidityAdded: parseAbiItem('event LiquidityAdded(address base, uint256 offers, address quote, uint256 funds)'),
+  aerodromePoolCreated: parseAbiItem(
+    'event PoolCreated(address indexed token0, address indexed token1, bool indexed stable, address pool, uint256 length)',
+  ),
+  fourMemePurchase: parseAbiItem(
+    'event TokenPurchase(address token, address account, uint256 price, uint256 amount, uint256 cost, uint256 fee, uint256 offers, uint256 funds)',
+  ),
+  fourMemeSale: parseAbiItem(
+    'event TokenSale(address token, address account, uint256 price, uint256 amount, uint256 cost, uint256 fee, uint256 offers, uint256 funds)',
+  ),
+  fourMemeCreate: parseAbiItem(
+    'event TokenCreate(address creator, address token, uint256 requestId, string name, string symbol, uint256 totalSupply, uint256 launchTime, uint256 launchFee)',
+  ),
+  fourMemeLiquidityAdded: parseAbiItem(
+    'event LiquidityAdded(address base, uint256 offers, address quote, uint256 funds)',
+  ),
   fourMemeTradeStop: parseAbiItem('event TradeStop(address token)'),
-  fourMemePurchaseV1: parseAbiItem('event TokenPurchase(address token, address account, uint256 tokenAmount, uint256 etherAmount)'),
-  fourMemeSaleV1: parseAbiItem('event TokenSale(address token, address account, uint256 tokenAmount, uint256 etherAmount)'),
+  fourMemePurchaseV1: parseAbiItem(
+    'event TokenPurchase(address token, address account, uint256 tokenAmount, uint256 etherAmount)',
+  ),
+  fourMemeSaleV1: parseAbiItem(
+    'event TokenSale(address token, address account, uint256 tokenAmount, uint256 etherAmount)',
+  ),
 } as const satisfies Record<string, AbiEvent>;
 
 export type EventName = keyof typeof EVENTS;

@@ -25,8 +25,20 @@ export const V2_FEE_PIPS = {
   aerodromeStable: 500,
 } as const;
 
-function remember(scope: ReceiptScope, creation: Omit<Creation, 'launchpad'>, fee: number | null, launchpad: string | null = null): void {
-  scope.pools.registerPool(scope.chain, { pool: creation.pool, token0: creation.token0, token1: creation.token1, dex: creation.dex, fee, launchpad });
+function remember(
+  scope: ReceiptScope,
+  creation: Omit<Creation, 'launchpad'>,
+  fee: number | null,
+  launchpad: string | null = null,
+): void {
+  scope.pools.registerPool(scope.chain, {
+    pool: creation.pool,
+    token0: creation.token0,
+    token1: creation.token1,
+    dex: creation.dex,
+    fee,
+    launchpad,
+  });
   const registered = scope.pools.getPool(scope.chain, creation.pool);
   scope.creations.push({ ...creation, launchpad: registered?.launchpad ?? null });
 }
@@ -35,25 +47,69 @@ export function learnPairCreated(scope: ReceiptScope, log: NormalLog): void {
   const args = decodeAs('pairCreated', log);
   const dex = factoryDex(scope.chain, log.address, 'v2');
   const fee = dex === 'pancakeswap-v2' ? V2_FEE_PIPS['pancakeswap-v2'] : V2_FEE_PIPS['uniswap-v2'];
-  remember(scope, { pool: args.pair.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase(), dex, logIndex: log.logIndex, emitter: log.address }, fee);
+  remember(
+    scope,
+    {
+      pool: args.pair.toLowerCase(),
+      token0: args.token0.toLowerCase(),
+      token1: args.token1.toLowerCase(),
+      dex,
+      logIndex: log.logIndex,
+      emitter: log.address,
+    },
+    fee,
+  );
 }
 
 export function learnV3PoolCreated(scope: ReceiptScope, log: NormalLog): void {
   const args = decodeAs('v3PoolCreated', log);
   const dex = factoryDex(scope.chain, log.address, 'v3');
-  remember(scope, { pool: args.pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase(), dex, logIndex: log.logIndex, emitter: log.address }, args.fee);
+  remember(
+    scope,
+    {
+      pool: args.pool.toLowerCase(),
+      token0: args.token0.toLowerCase(),
+      token1: args.token1.toLowerCase(),
+      dex,
+      logIndex: log.logIndex,
+      emitter: log.address,
+    },
+    args.fee,
+  );
 }
 
 export function learnAerodromePoolCreated(scope: ReceiptScope, log: NormalLog): void {
   const args = decodeAs('aerodromePoolCreated', log);
   const fee = args.stable ? V2_FEE_PIPS.aerodromeStable : V2_FEE_PIPS.aerodromeVolatile;
-  remember(scope, { pool: args.pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase(), dex: 'aerodrome', logIndex: log.logIndex, emitter: log.address }, fee);
+  remember(
+    scope,
+    {
+      pool: args.pool.toLowerCase(),
+      token0: args.token0.toLowerCase(),
+      token1: args.token1.toLowerCase(),
+      dex: 'aerodrome',
+      logIndex: log.logIndex,
+      emitter: log.address,
+    },
+    fee,
+  );
 }
 
 /** Slipstream (CL) pools swap through the V3 topic as `aerodrome`; the event names no fee (the factory's fee module sets it), so none is assumed. */
 export function learnSlipstreamPoolCreated(scope: ReceiptScope, log: NormalLog): void {
   const args = decodeAs('slipstreamPoolCreated', log);
-  remember(scope, { pool: args.pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase(), dex: 'aerodrome', logIndex: log.logIndex, emitter: log.address }, null);
+  remember(
+    scope,
+    {
+      pool: args.pool.toLowerCase(),
+      token0: args.token0.toLowerCase(),
+      token1: args.token1.toLowerCase(),
+      dex: 'aerodrome',
+      logIndex: log.logIndex,
+      emitter: log.address,
+    },
+    null,
+  );
 }
 
 /** V4 dynamic-fee pools carry this flag in Initialize's fee; their swaps report the fee paid. */
@@ -63,10 +119,19 @@ export function learnV4Initialize(scope: ReceiptScope, log: NormalLog): void {
   const args = decodeAs('v4Initialize', log);
   const launchpad = scope.pools.launchpadOfHooks(scope.chain, args.hooks) ?? null;
   const fee = args.fee === V4_DYNAMIC_FEE_FLAG ? null : args.fee;
-  remember(scope, {
-    pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase(),
-    dex: 'uniswap-v4', logIndex: log.logIndex, emitter: log.address,
-  }, fee, launchpad);
+  remember(
+    scope,
+    {
+      pool: args.id.toLowerCase(),
+      token0: args.currency0.toLowerCase(),
+      token1: args.currency1.toLowerCase(),
+      dex: 'uniswap-v4',
+      logIndex: log.logIndex,
+      emitter: log.address,
+    },
+    fee,
+    launchpad,
+  );
 }
 
 export type InfinityKind = 'cl' | 'bin';
@@ -77,10 +142,19 @@ export function learnInfinityInitialize(scope: ReceiptScope, log: NormalLog, kin
   const args = kind === 'cl' ? decodeAs('infinityClInitialize', log) : decodeAs('infinityBinInitialize', log);
   const launchpad = scope.pools.launchpadOfHooks(scope.chain, args.hooks) ?? null;
   const fee = args.fee === V4_DYNAMIC_FEE_FLAG ? null : args.fee;
-  remember(scope, {
-    pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase(),
-    dex: INFINITY_DEX[kind], logIndex: log.logIndex, emitter: log.address,
-  }, fee, launchpad);
+  remember(
+    scope,
+    {
+      pool: args.id.toLowerCase(),
+      token0: args.currency0.toLowerCase(),
+      token1: args.currency1.toLowerCase(),
+      dex: INFINITY_DEX[kind],
+      logIndex: log.logIndex,
+      emitter: log.address,
+    },
+    fee,
+    launchpad,
+  );
 }
 
 function syncReserves(scope: ReceiptScope, log: NormalLog, reserve0: bigint, reserve1: bigint): void {
@@ -103,20 +177,23 @@ export function onV2StyleSwap(scope: ReceiptScope, log: NormalLog, aerodrome: bo
   const pool = scope.pools.getPool(scope.chain, log.address);
   if (!pool) return scope.count('skipped_unknown_pool');
   const dex = aerodrome ? 'aerodrome' : pool.dex;
-  const defaultFee = dex === 'pancakeswap-v2' ? V2_FEE_PIPS['pancakeswap-v2'] : dex === 'uniswap-v2' ? V2_FEE_PIPS['uniswap-v2'] : null;
+  const defaultFee =
+    dex === 'pancakeswap-v2' ? V2_FEE_PIPS['pancakeswap-v2'] : dex === 'uniswap-v2' ? V2_FEE_PIPS['uniswap-v2'] : null;
   // Sync precedes Swap in the same pair: its reserves are the post-trade reserves.
   const reserves = scope.syncs.get(log.address);
   scope.syncs.delete(log.address);
-  scope.addSwap(buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
-    pool,
-    dex,
-    launchpad: pool.launchpad ?? null,
-    delta0: args.amount0In - args.amount0Out,
-    delta1: args.amount1In - args.amount1Out,
-    feePips: pool.fee ?? defaultFee,
-    trader: scope.trader(args.to),
-    reserves,
-  }));
+  scope.addSwap(
+    buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
+      pool,
+      dex,
+      launchpad: pool.launchpad ?? null,
+      delta0: args.amount0In - args.amount0Out,
+      delta1: args.amount1In - args.amount1Out,
+      feePips: pool.fee ?? defaultFee,
+      trader: scope.trader(args.to),
+      reserves,
+    }),
+  );
 }
 
 /** V3 amounts are the pool's: positive = the pool received it (the trader paid). */
@@ -124,15 +201,17 @@ export function onV3Swap(scope: ReceiptScope, log: NormalLog, pancake: boolean):
   const args = pancake ? decodeAs('pancakeV3Swap', log) : decodeAs('v3Swap', log);
   const pool = scope.pools.getPool(scope.chain, log.address);
   if (!pool) return scope.count('skipped_unknown_pool');
-  scope.addSwap(buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
-    pool,
-    dex: pancake ? 'pancakeswap-v3' : pool.dex,
-    launchpad: pool.launchpad ?? null,
-    delta0: args.amount0,
-    delta1: args.amount1,
-    feePips: pool.fee,
-    trader: scope.trader(args.recipient),
-  }));
+  scope.addSwap(
+    buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
+      pool,
+      dex: pancake ? 'pancakeswap-v3' : pool.dex,
+      launchpad: pool.launchpad ?? null,
+      delta0: args.amount0,
+      delta1: args.amount1,
+      feePips: pool.fee,
+      trader: scope.trader(args.recipient),
+    }),
+  );
 }
 
 /**
@@ -143,15 +222,17 @@ export function onInfinitySwap(scope: ReceiptScope, log: NormalLog, kind: Infini
   const args = kind === 'cl' ? decodeAs('infinityClSwap', log) : decodeAs('infinityBinSwap', log);
   const pool = scope.pools.getPool(scope.chain, args.id);
   if (!pool) return scope.count('skipped_unknown_pool');
-  scope.addSwap(buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
-    pool,
-    dex: INFINITY_DEX[kind],
-    launchpad: pool.launchpad ?? null,
-    delta0: -args.amount0,
-    delta1: -args.amount1,
-    feePips: args.fee,
-    trader: scope.trader(args.sender),
-  }));
+  scope.addSwap(
+    buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
+      pool,
+      dex: INFINITY_DEX[kind],
+      launchpad: pool.launchpad ?? null,
+      delta0: -args.amount0,
+      delta1: -args.amount1,
+      feePips: args.fee,
+      trader: scope.trader(args.sender),
+    }),
+  );
 }
 
 /** V4 amounts are the swapper's BalanceDelta: negative = the swapper paid (opposite of V3). */
@@ -159,14 +240,16 @@ export function onV4Swap(scope: ReceiptScope, log: NormalLog): void {
   const args = decodeAs('v4Swap', log);
   const pool = scope.pools.getPool(scope.chain, args.id);
   if (!pool) return scope.count('skipped_unknown_pool');
-  scope.addSwap(buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
-    pool,
-    dex: 'uniswap-v4',
-    launchpad: pool.launchpad ?? null,
-    delta0: -args.amount0,
-    delta1: -args.amount1,
-    feePips: args.fee,
-    trader: scope.trader(args.sender),
-    custody: log.address, // the PoolManager holds every V4 pool's tokens
-  }));
+  scope.addSwap(
+    buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
+      pool,
+      dex: 'uniswap-v4',
+      launchpad: pool.launchpad ?? null,
+      delta0: -args.amount0,
+      delta1: -args.amount1,
+      feePips: args.fee,
+      trader: scope.trader(args.sender),
+      custody: log.address, // the PoolManager holds every V4 pool's tokens
+    }),
+  );
 }

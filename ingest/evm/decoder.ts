@@ -7,15 +7,32 @@ import { createMetrics, type Metrics } from '../../core/metrics.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { eventNameOfTopic, TOPIC0, type EventName } from './abi.ts';
 import {
-  learnAerodromePoolCreated, learnPairCreated, learnSlipstreamPoolCreated, learnV3PoolCreated, learnV4Initialize,
-  onAerodromeSync, onV2StyleSwap, onV2Sync, onV3Swap, onV4Swap, learnInfinityInitialize, onInfinitySwap,
+  learnAerodromePoolCreated,
+  learnPairCreated,
+  learnSlipstreamPoolCreated,
+  learnV3PoolCreated,
+  learnV4Initialize,
+  onAerodromeSync,
+  onV2StyleSwap,
+  onV2Sync,
+  onV3Swap,
+  onV4Swap,
+  learnInfinityInitialize,
+  onInfinitySwap,
 } from './amm.ts';
 import { learnFourMemeCreate, onFourMemeCurveEnd, onFourMemeTrade, onFourMemeTradeV1 } from './fourmeme.ts';
 import { detectLaunches } from './launch.ts';
 import { quoteRank } from './normalize.ts';
 import {
-  isRecord, normalizeReceipt, receiptTimestampMs, toBigInt, toSafeNumber, unwrapReceipt,
-  type EvmReceipt, type EvmTransaction, type NormalLog,
+  isRecord,
+  normalizeReceipt,
+  receiptTimestampMs,
+  toBigInt,
+  toSafeNumber,
+  unwrapReceipt,
+  type EvmReceipt,
+  type EvmTransaction,
+  type NormalLog,
 } from './receipt.ts';
 import { createPoolRegistry, type PoolRegistry, type TokenInfoProvider } from './registry.ts';
 import { createScope, decodeAs, type ReceiptScope } from './scope.ts';
@@ -73,8 +90,10 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
   const transferMode = deps.transfers ?? 'tracked';
   // Counter names built once, not per receipt.
   const COUNTER = {
-    receipts: `ingest.evm.${chain}.receipts`, reverted: `ingest.evm.${chain}.skipped_reverted`,
-    swaps: `ingest.evm.${chain}.swaps`, events: `ingest.evm.${chain}.events`,
+    receipts: `ingest.evm.${chain}.receipts`,
+    reverted: `ingest.evm.${chain}.skipped_reverted`,
+    swaps: `ingest.evm.${chain}.swaps`,
+    events: `ingest.evm.${chain}.events`,
   };
 
   function guarded(scope: ReceiptScope, run: () => void): void {
@@ -90,32 +109,56 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
   function onTransfer(scope: ReceiptScope, log: NormalLog): void {
     if (transferMode === 'none' || log.topics.length !== 3) return; // 4 topics: ERC-721
     const token = log.address;
-    if (transferMode === 'tracked' && (quoteRank(chain, token) > 0 || tokens.getToken(chain, token) === undefined)) return;
+    if (transferMode === 'tracked' && (quoteRank(chain, token) > 0 || tokens.getToken(chain, token) === undefined))
+      return;
     const args = decodeAs('transfer', log);
-    scope.events.push(Object.assign(scope.at(log.logIndex), {
-      kind: 'transfer' as const, token, from: args.from.toLowerCase(), to: args.to.toLowerCase(), amount: args.value.toString(),
-    }));
+    scope.events.push(
+      Object.assign(scope.at(log.logIndex), {
+        kind: 'transfer' as const,
+        token,
+        from: args.from.toLowerCase(),
+        to: args.to.toLowerCase(),
+        amount: args.value.toString(),
+      }),
+    );
   }
 
   function decodeLog(scope: ReceiptScope, log: NormalLog, name: EventName, curveEnded: Set<string>): void {
     switch (name) {
-      case 'v2Sync': return onV2Sync(scope, log);
-      case 'aerodromeSync': return onAerodromeSync(scope, log);
-      case 'v2Swap': return onV2StyleSwap(scope, log, false);
-      case 'aerodromeSwap': return onV2StyleSwap(scope, log, true);
-      case 'v3Swap': return onV3Swap(scope, log, false);
-      case 'pancakeV3Swap': return onV3Swap(scope, log, true);
-      case 'v4Swap': return onV4Swap(scope, log);
-      case 'infinityClSwap': return onInfinitySwap(scope, log, 'cl');
-      case 'infinityBinSwap': return onInfinitySwap(scope, log, 'bin');
-      case 'fourMemePurchase': return onFourMemeTrade(scope, log, 'buy');
-      case 'fourMemeSale': return onFourMemeTrade(scope, log, 'sell');
-      case 'fourMemePurchaseV1': return onFourMemeTradeV1(scope, log, 'buy');
-      case 'fourMemeSaleV1': return onFourMemeTradeV1(scope, log, 'sell');
-      case 'fourMemeLiquidityAdded': return onFourMemeCurveEnd(scope, log, 'liquidityAdded', curveEnded);
-      case 'fourMemeTradeStop': return onFourMemeCurveEnd(scope, log, 'tradeStop', curveEnded);
-      case 'transfer': return onTransfer(scope, log);
-      default: return; // creations were handled in pass 1
+      case 'v2Sync':
+        return onV2Sync(scope, log);
+      case 'aerodromeSync':
+        return onAerodromeSync(scope, log);
+      case 'v2Swap':
+        return onV2StyleSwap(scope, log, false);
+      case 'aerodromeSwap':
+        return onV2StyleSwap(scope, log, true);
+      case 'v3Swap':
+        return onV3Swap(scope, log, false);
+      case 'pancakeV3Swap':
+        return onV3Swap(scope, log, true);
+      case 'v4Swap':
+        return onV4Swap(scope, log);
+      case 'infinityClSwap':
+        return onInfinitySwap(scope, log, 'cl');
+      case 'infinityBinSwap':
+        return onInfinitySwap(scope, log, 'bin');
+      case 'fourMemePurchase':
+        return onFourMemeTrade(scope, log, 'buy');
+      case 'fourMemeSale':
+        return onFourMemeTrade(scope, log, 'sell');
+      case 'fourMemePurchaseV1':
+        return onFourMemeTradeV1(scope, log, 'buy');
+      case 'fourMemeSaleV1':
+        return onFourMemeTradeV1(scope, log, 'sell');
+      case 'fourMemeLiquidityAdded':
+        return onFourMemeCurveEnd(scope, log, 'liquidityAdded', curveEnded);
+      case 'fourMemeTradeStop':
+        return onFourMemeCurveEnd(scope, log, 'tradeStop', curveEnded);
+      case 'transfer':
+        return onTransfer(scope, log);
+      default:
+        return; // creations were handled in pass 1
     }
   }
 
@@ -124,7 +167,14 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
     for (const creation of scope.creations) {
       for (const token of [creation.token0, creation.token1]) {
         if (tokens.takeGraduationPending(chain, token) === undefined) continue;
-        scope.events.push(Object.assign(scope.at(creation.logIndex), { kind: 'graduated' as const, token, pool: creation.pool, dex: creation.dex }));
+        scope.events.push(
+          Object.assign(scope.at(creation.logIndex), {
+            kind: 'graduated' as const,
+            token,
+            pool: creation.pool,
+            dex: creation.dex,
+          }),
+        );
       }
     }
   }
@@ -139,10 +189,16 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
     if (value <= 0n || !transaction.to || (input !== '0x' && input !== '')) return;
     const mirror = (log: NormalLog) => log.topics[0] === TOPIC0.transfer && quoteRank(chain, log.address) === 2;
     if (!scope.receipt.logs.every(mirror)) return;
-    scope.events.push(Object.assign(scope.at(0), {
-      kind: 'funding' as const, token: null,
-      from: transaction.from.toLowerCase(), to: transaction.to.toLowerCase(), amount: value.toString(), fromLabel: null,
-    }));
+    scope.events.push(
+      Object.assign(scope.at(0), {
+        kind: 'funding' as const,
+        token: null,
+        from: transaction.from.toLowerCase(),
+        to: transaction.to.toLowerCase(),
+        amount: value.toString(),
+        fromLabel: null,
+      }),
+    );
   }
 
   return {
@@ -159,9 +215,11 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
         return { swaps: [], events: [] };
       }
       const wrapperSeconds = isRecord(input) && 'result' in input ? input.blockTimestamp : undefined;
-      const blockTime = blockTimestampMs
-        ?? (wrapperSeconds != null ? toSafeNumber(wrapperSeconds, 'blockTimestamp') * 1000 : receiptTimestampMs(raw));
-      if (blockTime === undefined) throw new TypeError('block timestamp unknown: pass blockTimestampMs or a blockTimestamp field');
+      const blockTime =
+        blockTimestampMs ??
+        (wrapperSeconds != null ? toSafeNumber(wrapperSeconds, 'blockTimestamp') * 1000 : receiptTimestampMs(raw));
+      if (blockTime === undefined)
+        throw new TypeError('block timestamp unknown: pass blockTimestampMs or a blockTimestamp field');
       const scope = createScope({ chain, tokens, pools, receipt, blockTime, metrics });
 
       for (const log of receipt.logs) {
@@ -178,7 +236,8 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
       if (transaction) addFunding(scope, transaction);
 
       const first = scope.swaps[0];
-      if (first && receipt.transactionFee !== null) first.fees = Object.assign({}, first.fees, { transaction: receipt.transactionFee.toString() });
+      if (first && receipt.transactionFee !== null)
+        first.fees = Object.assign({}, first.fees, { transaction: receipt.transactionFee.toString() });
       // Array.prototype.sort is stable: events of one log index keep the order they were added.
       const events = scope.events.sort((a, b) => a.eventIndex - b.eventIndex);
       metrics.inc(COUNTER.swaps, scope.swaps.length);

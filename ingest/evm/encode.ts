@@ -47,10 +47,12 @@ export interface V4PoolKey {
 
 /** PoolId = keccak256(abi.encode(PoolKey)). */
 export function v4PoolId(key: V4PoolKey): Hex {
-  return keccak256(encodeAbiParameters(
-    [{ type: 'address' }, { type: 'address' }, { type: 'uint24' }, { type: 'int24' }, { type: 'address' }],
-    [key.currency0 as Address, key.currency1 as Address, key.fee, key.tickSpacing, key.hooks as Address],
-  ));
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: 'address' }, { type: 'address' }, { type: 'uint24' }, { type: 'int24' }, { type: 'address' }],
+      [key.currency0 as Address, key.currency1 as Address, key.fee, key.tickSpacing, key.hooks as Address],
+    ),
+  );
 }
 
 type Events = typeof EVENTS;
@@ -63,7 +65,11 @@ function prepared(name: keyof Events) {
   if (!entry) {
     const event: AbiEvent = EVENTS[name];
     const isIndexed = (input: AbiParameter) => 'indexed' in input && input.indexed === true;
-    entry = { topic0: TOPIC0[name], indexed: event.inputs.filter(isIndexed), data: event.inputs.filter((input) => !isIndexed(input)) };
+    entry = {
+      topic0: TOPIC0[name],
+      indexed: event.inputs.filter(isIndexed),
+      data: event.inputs.filter((input) => !isIndexed(input)),
+    };
     PREPARED.set(name, entry);
   }
   return entry;
@@ -73,7 +79,12 @@ function prepared(name: keyof Events) {
  * encodeEventTopics for our events (value-type indexed inputs only): topic0, then each given
  * indexed value ABI-encoded as one word; a missing value leaves its topic out.
  */
-function build<N extends keyof Events>(name: N, address: string, indexed: Record<string, unknown>, data: readonly unknown[]): EncodedLog {
+function build<N extends keyof Events>(
+  name: N,
+  address: string,
+  indexed: Record<string, unknown>,
+  data: readonly unknown[],
+): EncodedLog {
   const event = prepared(name);
   const topics: Hex[] = [event.topic0];
   for (const input of event.indexed) {
@@ -84,72 +95,170 @@ function build<N extends keyof Events>(name: N, address: string, indexed: Record
 }
 
 export interface V2SwapArgs {
-  pair: string; sender: string; to: string; amount0In: bigint; amount1In: bigint; amount0Out: bigint; amount1Out: bigint;
+  pair: string;
+  sender: string;
+  to: string;
+  amount0In: bigint;
+  amount1In: bigint;
+  amount0Out: bigint;
+  amount1Out: bigint;
 }
 
 export function encodeV2Swap(a: V2SwapArgs): EncodedLog {
-  return build('v2Swap', a.pair, { sender: a.sender, to: a.to }, [a.amount0In, a.amount1In, a.amount0Out, a.amount1Out]);
+  return build('v2Swap', a.pair, { sender: a.sender, to: a.to }, [
+    a.amount0In,
+    a.amount1In,
+    a.amount0Out,
+    a.amount1Out,
+  ]);
 }
 
 export function encodeV2Sync(a: { pair: string; reserve0: bigint; reserve1: bigint }): EncodedLog {
   return build('v2Sync', a.pair, {}, [a.reserve0, a.reserve1]);
 }
 
-export function encodePairCreated(a: { factory: string; token0: string; token1: string; pair: string; allPairsLength?: bigint }): EncodedLog {
+export function encodePairCreated(a: {
+  factory: string;
+  token0: string;
+  token1: string;
+  pair: string;
+  allPairsLength?: bigint;
+}): EncodedLog {
   return build('pairCreated', a.factory, { token0: a.token0, token1: a.token1 }, [a.pair, a.allPairsLength ?? 1n]);
 }
 
 export interface V3SwapArgs {
-  pool: string; sender: string; recipient: string; amount0: bigint; amount1: bigint; sqrtPriceX96: bigint; liquidity: bigint; tick: number;
+  pool: string;
+  sender: string;
+  recipient: string;
+  amount0: bigint;
+  amount1: bigint;
+  sqrtPriceX96: bigint;
+  liquidity: bigint;
+  tick: number;
 }
 
 /** amount0/amount1 from the pool's side: positive = the pool received it. */
 export function encodeV3Swap(a: V3SwapArgs): EncodedLog {
-  return build('v3Swap', a.pool, { sender: a.sender, recipient: a.recipient }, [a.amount0, a.amount1, a.sqrtPriceX96, a.liquidity, a.tick]);
+  return build('v3Swap', a.pool, { sender: a.sender, recipient: a.recipient }, [
+    a.amount0,
+    a.amount1,
+    a.sqrtPriceX96,
+    a.liquidity,
+    a.tick,
+  ]);
 }
 
-export function encodePancakeV3Swap(a: V3SwapArgs & { protocolFeesToken0?: bigint; protocolFeesToken1?: bigint }): EncodedLog {
-  return build('pancakeV3Swap', a.pool, { sender: a.sender, recipient: a.recipient },
-    [a.amount0, a.amount1, a.sqrtPriceX96, a.liquidity, a.tick, a.protocolFeesToken0 ?? 0n, a.protocolFeesToken1 ?? 0n]);
+export function encodePancakeV3Swap(
+  a: V3SwapArgs & { protocolFeesToken0?: bigint; protocolFeesToken1?: bigint },
+): EncodedLog {
+  return build('pancakeV3Swap', a.pool, { sender: a.sender, recipient: a.recipient }, [
+    a.amount0,
+    a.amount1,
+    a.sqrtPriceX96,
+    a.liquidity,
+    a.tick,
+    a.protocolFeesToken0 ?? 0n,
+    a.protocolFeesToken1 ?? 0n,
+  ]);
 }
 
-export function encodePoolCreated(a: { factory: string; token0: string; token1: string; fee: number; tickSpacing: number; pool: string }): EncodedLog {
+export function encodePoolCreated(a: {
+  factory: string;
+  token0: string;
+  token1: string;
+  fee: number;
+  tickSpacing: number;
+  pool: string;
+}): EncodedLog {
   return build('v3PoolCreated', a.factory, { token0: a.token0, token1: a.token1, fee: a.fee }, [a.tickSpacing, a.pool]);
 }
 
 /** amount0/amount1 are the swapper's delta: negative = the swapper paid (opposite of V3). */
 export function encodeV4Swap(a: {
-  poolManager: string; id: Hex; sender: string; amount0: bigint; amount1: bigint; sqrtPriceX96: bigint; liquidity: bigint; tick: number; fee: number;
+  poolManager: string;
+  id: Hex;
+  sender: string;
+  amount0: bigint;
+  amount1: bigint;
+  sqrtPriceX96: bigint;
+  liquidity: bigint;
+  tick: number;
+  fee: number;
 }): EncodedLog {
-  return build('v4Swap', a.poolManager, { id: a.id, sender: a.sender }, [a.amount0, a.amount1, a.sqrtPriceX96, a.liquidity, a.tick, a.fee]);
+  return build('v4Swap', a.poolManager, { id: a.id, sender: a.sender }, [
+    a.amount0,
+    a.amount1,
+    a.sqrtPriceX96,
+    a.liquidity,
+    a.tick,
+    a.fee,
+  ]);
 }
 
 /** The pool id is computed from the key unless given. */
-export function encodeV4Initialize(a: V4PoolKey & { poolManager: string; sqrtPriceX96: bigint; tick: number; id?: Hex }): EncodedLog {
+export function encodeV4Initialize(
+  a: V4PoolKey & { poolManager: string; sqrtPriceX96: bigint; tick: number; id?: Hex },
+): EncodedLog {
   const id = a.id ?? v4PoolId(a);
-  return build('v4Initialize', a.poolManager, { id, currency0: a.currency0, currency1: a.currency1 },
-    [a.fee, a.tickSpacing, a.hooks, a.sqrtPriceX96, a.tick]);
+  return build('v4Initialize', a.poolManager, { id, currency0: a.currency0, currency1: a.currency1 }, [
+    a.fee,
+    a.tickSpacing,
+    a.hooks,
+    a.sqrtPriceX96,
+    a.tick,
+  ]);
 }
 
 export function encodeAerodromeSwap(a: {
-  pool: string; sender: string; to: string; amount0In: bigint; amount1In: bigint; amount0Out: bigint; amount1Out: bigint;
+  pool: string;
+  sender: string;
+  to: string;
+  amount0In: bigint;
+  amount1In: bigint;
+  amount0Out: bigint;
+  amount1Out: bigint;
 }): EncodedLog {
-  return build('aerodromeSwap', a.pool, { sender: a.sender, to: a.to }, [a.amount0In, a.amount1In, a.amount0Out, a.amount1Out]);
+  return build('aerodromeSwap', a.pool, { sender: a.sender, to: a.to }, [
+    a.amount0In,
+    a.amount1In,
+    a.amount0Out,
+    a.amount1Out,
+  ]);
 }
 
 export function encodeAerodromeSync(a: { pool: string; reserve0: bigint; reserve1: bigint }): EncodedLog {
   return build('aerodromeSync', a.pool, {}, [a.reserve0, a.reserve1]);
 }
 
-export function encodeAerodromePoolCreated(a: { factory: string; token0: string; token1: string; stable: boolean; pool: string; length?: bigint }): EncodedLog {
-  return build('aerodromePoolCreated', a.factory, { token0: a.token0, token1: a.token1, stable: a.stable }, [a.pool, a.length ?? 1n]);
+export function encodeAerodromePoolCreated(a: {
+  factory: string;
+  token0: string;
+  token1: string;
+  stable: boolean;
+  pool: string;
+  length?: bigint;
+}): EncodedLog {
+  return build('aerodromePoolCreated', a.factory, { token0: a.token0, token1: a.token1, stable: a.stable }, [
+    a.pool,
+    a.length ?? 1n,
+  ]);
 }
 
 export interface FourMemeTradeArgs {
-  manager: string; token: string; account: string; price: bigint; amount: bigint; cost: bigint; fee: bigint; offers: bigint; funds: bigint;
+  manager: string;
+  token: string;
+  account: string;
+  price: bigint;
+  amount: bigint;
+  cost: bigint;
+  fee: bigint;
+  offers: bigint;
+  funds: bigint;
 }
 
-const fourMemeWords = (a: FourMemeTradeArgs) => [a.token, a.account, a.price, a.amount, a.cost, a.fee, a.offers, a.funds] as const;
+const fourMemeWords = (a: FourMemeTradeArgs) =>
+  [a.token, a.account, a.price, a.amount, a.cost, a.fee, a.offers, a.funds] as const;
 
 export function encodeFourMemePurchase(a: FourMemeTradeArgs): EncodedLog {
   return build('fourMemePurchase', a.manager, {}, fourMemeWords(a));
@@ -159,7 +268,13 @@ export function encodeFourMemeSale(a: FourMemeTradeArgs): EncodedLog {
   return build('fourMemeSale', a.manager, {}, fourMemeWords(a));
 }
 
-export interface FourMemeV1TradeArgs { manager: string; token: string; account: string; tokenAmount: bigint; etherAmount: bigint }
+export interface FourMemeV1TradeArgs {
+  manager: string;
+  token: string;
+  account: string;
+  tokenAmount: bigint;
+  etherAmount: bigint;
+}
 
 export function encodeFourMemePurchaseV1(a: FourMemeV1TradeArgs): EncodedLog {
   return build('fourMemePurchaseV1', a.manager, {}, [a.token, a.account, a.tokenAmount, a.etherAmount]);
@@ -170,13 +285,35 @@ export function encodeFourMemeSaleV1(a: FourMemeV1TradeArgs): EncodedLog {
 }
 
 export function encodeFourMemeCreate(a: {
-  manager: string; creator: string; token: string; requestId?: bigint; name: string; symbol: string; totalSupply: bigint; launchTime: bigint; launchFee?: bigint;
+  manager: string;
+  creator: string;
+  token: string;
+  requestId?: bigint;
+  name: string;
+  symbol: string;
+  totalSupply: bigint;
+  launchTime: bigint;
+  launchFee?: bigint;
 }): EncodedLog {
-  return build('fourMemeCreate', a.manager, {},
-    [a.creator, a.token, a.requestId ?? 0n, a.name, a.symbol, a.totalSupply, a.launchTime, a.launchFee ?? 0n]);
+  return build('fourMemeCreate', a.manager, {}, [
+    a.creator,
+    a.token,
+    a.requestId ?? 0n,
+    a.name,
+    a.symbol,
+    a.totalSupply,
+    a.launchTime,
+    a.launchFee ?? 0n,
+  ]);
 }
 
-export function encodeFourMemeLiquidityAdded(a: { manager: string; base: string; offers: bigint; quote: string; funds: bigint }): EncodedLog {
+export function encodeFourMemeLiquidityAdded(a: {
+  manager: string;
+  base: string;
+  offers: bigint;
+  quote: string;
+  funds: bigint;
+}): EncodedLog {
   return build('fourMemeLiquidityAdded', a.manager, {}, [a.base, a.offers, a.quote, a.funds]);
 }
 
@@ -192,8 +329,15 @@ const hex = (value: bigint | number) => `0x${value.toString(16)}`;
 
 /** A receipt shaped like eth_getTransactionReceipt's result; logs are numbered from firstLogIndex. */
 export function buildReceipt(a: {
-  transactionHash: string; blockNumber: number | bigint; from: string; to: string | null; logs: EncodedLog[];
-  gasUsed?: bigint; effectiveGasPrice?: bigint; status?: 0 | 1; firstLogIndex?: number;
+  transactionHash: string;
+  blockNumber: number | bigint;
+  from: string;
+  to: string | null;
+  logs: EncodedLog[];
+  gasUsed?: bigint;
+  effectiveGasPrice?: bigint;
+  status?: 0 | 1;
+  firstLogIndex?: number;
 }): EvmReceipt {
   const blockNumber = hex(a.blockNumber);
   const logs: EvmLog[] = a.logs.map((log, index) => ({

@@ -14,7 +14,7 @@ export const FOURMEME_CURVE_TOKENS = 800_000_000n * 10n ** 18n;
 export function fourMemeProgressPct(offers: bigint): string {
   const remaining = offers > FOURMEME_CURVE_TOKENS ? FOURMEME_CURVE_TOKENS : offers < 0n ? 0n : offers;
   const sold = D.fromUnits(FOURMEME_CURVE_TOKENS - remaining, FOURMEME_DECIMALS);
-  return D.toString(D.pct(sold, D.fromUnits(FOURMEME_CURVE_TOKENS, FOURMEME_DECIMALS)));
+  return D.decToString(D.pct(sold, D.fromUnits(FOURMEME_CURVE_TOKENS, FOURMEME_DECIMALS)));
 }
 
 interface CurveTrade {
@@ -68,28 +68,41 @@ export function onFourMemeTrade(scope: ReceiptScope, log: NormalLog, side: 'buy'
 
 export function onFourMemeTradeV1(scope: ReceiptScope, log: NormalLog, side: 'buy' | 'sell'): void {
   const args = side === 'buy' ? decodeAs('fourMemePurchaseV1', log) : decodeAs('fourMemeSaleV1', log);
-  addCurveTrade(scope, log, { token: args.token, account: args.account, side, amount: args.tokenAmount, cost: args.etherAmount });
+  addCurveTrade(scope, log, {
+    token: args.token,
+    account: args.account,
+    side,
+    amount: args.tokenAmount,
+    cost: args.etherAmount,
+  });
 }
 
 /** TokenCreate: learned before the trades of the receipt so they find the token's decimals. */
 export function learnFourMemeCreate(scope: ReceiptScope, log: NormalLog): void {
   const args = decodeAs('fourMemeCreate', log);
   const token = args.token.toLowerCase();
-  scope.tokens.registerToken(scope.chain, token, { decimals: FOURMEME_DECIMALS, name: args.name, symbol: args.symbol, launchpad: FOURMEME });
-  const quote = scope.tokens.getToken(scope.chain, token)?.curveQuote?.toLowerCase() ?? EVM_NATIVE_ADDRESS;
-  scope.events.push(Object.assign(scope.at(log.logIndex), {
-    kind: 'created' as const,
-    token,
+  scope.tokens.registerToken(scope.chain, token, {
+    decimals: FOURMEME_DECIMALS,
     name: args.name,
     symbol: args.symbol,
-    uri: '',
-    decimals: FOURMEME_DECIMALS,
-    supply: args.totalSupply.toString(),
-    creator: args.creator.toLowerCase(),
     launchpad: FOURMEME,
-    pool: log.address,
-    quoteAsset: quote,
-  }));
+  });
+  const quote = scope.tokens.getToken(scope.chain, token)?.curveQuote?.toLowerCase() ?? EVM_NATIVE_ADDRESS;
+  scope.events.push(
+    Object.assign(scope.at(log.logIndex), {
+      kind: 'created' as const,
+      token,
+      name: args.name,
+      symbol: args.symbol,
+      uri: '',
+      decimals: FOURMEME_DECIMALS,
+      supply: args.totalSupply.toString(),
+      creator: args.creator.toLowerCase(),
+      launchpad: FOURMEME,
+      pool: log.address,
+      quoteAsset: quote,
+    }),
+  );
 }
 
 /**
@@ -97,11 +110,20 @@ export function learnFourMemeCreate(scope: ReceiptScope, log: NormalLog): void {
  * token waits for its DEX pool; the PairCreated/PoolCreated that names it (this receipt or a
  * later one) produces the `graduated` event.
  */
-export function onFourMemeCurveEnd(scope: ReceiptScope, log: NormalLog, kind: 'liquidityAdded' | 'tradeStop', ended: Set<string>): void {
-  const token = (kind === 'liquidityAdded' ? decodeAs('fourMemeLiquidityAdded', log).base : decodeAs('fourMemeTradeStop', log).token).toLowerCase();
+export function onFourMemeCurveEnd(
+  scope: ReceiptScope,
+  log: NormalLog,
+  kind: 'liquidityAdded' | 'tradeStop',
+  ended: Set<string>,
+): void {
+  const token = (
+    kind === 'liquidityAdded' ? decodeAs('fourMemeLiquidityAdded', log).base : decodeAs('fourMemeTradeStop', log).token
+  ).toLowerCase();
   // Both events usually come together: one curve event per token and receipt.
   if (ended.has(token)) return;
   ended.add(token);
   scope.tokens.markGraduationPending(scope.chain, token, FOURMEME);
-  scope.events.push(Object.assign(scope.at(log.logIndex), { kind: 'curve' as const, token, progressPct: '100', complete: true }));
+  scope.events.push(
+    Object.assign(scope.at(log.logIndex), { kind: 'curve' as const, token, progressPct: '100', complete: true }),
+  );
 }

@@ -1,9 +1,21 @@
 // Public surface of the EVM decoders (base, bsc, robinhood, arc) and their encoders.
-export { createEvmDecoder, type EvmDecoder, type EvmDecoderDeps, type DecodedReceipt, type ReceiptInput, type TransferMode } from './decoder.ts';
+export {
+  createEvmDecoder,
+  type EvmDecoder,
+  type EvmDecoderDeps,
+  type DecodedReceipt,
+  type ReceiptInput,
+  type TransferMode,
+} from './decoder.ts';
 export { decodeEvmJson, type DecodeEvmJsonOptions } from './json.ts';
 export {
-  createPoolRegistry, createTokenRegistry,
-  type PoolRegistry, type PoolInfo, type EvmDex, type TokenInfoProvider, type TokenInfo,
+  createPoolRegistry,
+  createTokenRegistry,
+  type PoolRegistry,
+  type PoolInfo,
+  type EvmDex,
+  type TokenInfoProvider,
+  type TokenInfo,
 } from './registry.ts';
 export { unwrapReceipt, type EvmReceipt, type EvmLog, type EvmTransaction, type Quantity } from './receipt.ts';
 export { EVENTS, TOPIC0, eventNameOfTopic, type EventName } from './abi.ts';

@@ -26,7 +26,13 @@ export function decodeEvmJson(chain: Chain, json: unknown, options: DecodeEvmJso
   const body = wrapper ? wrapper.result : value;
   const receipts = Array.isArray(body) ? body : [body];
   const tokens = options.tokens ?? createTokenRegistry();
-  const decoder = createEvmDecoder({ chain, tokens, pools: options.pools ?? createPoolRegistry(), metrics: options.metrics, transfers: options.transfers });
+  const decoder = createEvmDecoder({
+    chain,
+    tokens,
+    pools: options.pools ?? createPoolRegistry(),
+    metrics: options.metrics,
+    transfers: options.transfers,
+  });
   const out: DecodedReceipt = { swaps: [], events: [] };
   for (const item of receipts) {
     if (!isRecord(item)) throw new TypeError('not a transaction receipt');
@@ -37,10 +43,18 @@ export function decodeEvmJson(chain: Chain, json: unknown, options: DecodeEvmJso
         if (typeof places === 'number') tokens.registerToken(chain, address.toLowerCase(), { decimals: places });
       }
     }
-    const seconds = field('blockTimestamp') ?? (Array.isArray(item.logs) ? (item.logs as { blockTimestamp?: unknown }[]).find((log) => log?.blockTimestamp != null)?.blockTimestamp : undefined);
+    const seconds =
+      field('blockTimestamp') ??
+      (Array.isArray(item.logs)
+        ? (item.logs as { blockTimestamp?: unknown }[]).find((log) => log?.blockTimestamp != null)?.blockTimestamp
+        : undefined);
     const blockTimeMs = seconds == null ? 0 : toSafeNumber(seconds as Quantity, 'blockTimestamp') * 1000;
     const transaction = field('transaction');
-    const decoded = decoder.decodeReceipt(item as unknown as EvmReceipt, blockTimeMs, isRecord(transaction) ? transaction as unknown as EvmTransaction : undefined);
+    const decoded = decoder.decodeReceipt(
+      item as unknown as EvmReceipt,
+      blockTimeMs,
+      isRecord(transaction) ? (transaction as unknown as EvmTransaction) : undefined,
+    );
     out.swaps.push(...decoded.swaps);
     out.events.push(...decoded.events);
   }

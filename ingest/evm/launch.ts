@@ -21,10 +21,19 @@ export function detectLaunches(scope: ReceiptScope): void {
   if (launches.length === 0) return;
   const minted = new Map<string, { amount: bigint; to: string }>();
   for (const log of scope.receipt.logs) {
-    if (log.topics[0] !== TOPIC0.transfer || log.topics.length !== 3 || log.topics[1] !== ZERO_TOPIC || log.data.length !== 66) continue;
+    if (
+      log.topics[0] !== TOPIC0.transfer ||
+      log.topics.length !== 3 ||
+      log.topics[1] !== ZERO_TOPIC ||
+      log.data.length !== 66
+    )
+      continue;
     const args = decodeAs('transfer', log);
     const previous = minted.get(log.address);
-    minted.set(log.address, { amount: (previous?.amount ?? 0n) + args.value, to: previous?.to ?? args.to.toLowerCase() });
+    minted.set(log.address, {
+      amount: (previous?.amount ?? 0n) + args.value,
+      to: previous?.to ?? args.to.toLowerCase(),
+    });
   }
   for (const creation of launches) {
     const launchpad = creation.launchpad!;
@@ -38,18 +47,20 @@ export function detectLaunches(scope: ReceiptScope): void {
     }
     scope.tokens.registerToken(scope.chain, token, { decimals, launchpad });
     const info = scope.tokens.getToken(scope.chain, token);
-    scope.events.push(Object.assign(scope.at(creation.logIndex), {
-      kind: 'created' as const,
-      token,
-      name: info?.name ?? '',
-      symbol: info?.symbol ?? '',
-      uri: '',
-      decimals,
-      supply: mint.amount.toString(),
-      creator: scope.receipt.from ?? mint.to,
-      launchpad,
-      pool: creation.pool,
-      quoteAsset: quote,
-    }));
+    scope.events.push(
+      Object.assign(scope.at(creation.logIndex), {
+        kind: 'created' as const,
+        token,
+        name: info?.name ?? '',
+        symbol: info?.symbol ?? '',
+        uri: '',
+        decimals,
+        supply: mint.amount.toString(),
+        creator: scope.receipt.from ?? mint.to,
+        launchpad,
+        pool: creation.pool,
+        quoteAsset: quote,
+      }),
+    );
   }
 }

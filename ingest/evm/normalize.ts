@@ -29,7 +29,11 @@ function quoteRanksOf(chain: Chain): Map<string, 1 | 2> {
  * The quote of a pair: the higher quote rank wins (native over stable over other); on a tie
  * (two unknown tokens, two stables, 0x0 beside the wrapped native) token1 is the quote.
  */
-export function pickQuote(chain: Chain, token0: string, token1: string): { token: string; quote: string; tokenIs0: boolean } {
+export function pickQuote(
+  chain: Chain,
+  token0: string,
+  token1: string,
+): { token: string; quote: string; tokenIs0: boolean } {
   const tokenIs0 = quoteRank(chain, token0) <= quoteRank(chain, token1);
   return tokenIs0 ? { token: token0, quote: token1, tokenIs0 } : { token: token1, quote: token0, tokenIs0 };
 }
@@ -43,8 +47,21 @@ export interface Position {
   blockTime: number;
 }
 
-export function position(chain: Chain, transactionHash: string, eventIndex: number, blockNumber: number, blockTime: number): Position {
-  return { id: tradeId(chain, transactionHash, eventIndex), chain, transactionHash, eventIndex, blockNumber, blockTime };
+export function position(
+  chain: Chain,
+  transactionHash: string,
+  eventIndex: number,
+  blockNumber: number,
+  blockTime: number,
+): Position {
+  return {
+    id: tradeId(chain, transactionHash, eventIndex),
+    chain,
+    transactionHash,
+    eventIndex,
+    blockNumber,
+    blockTime,
+  };
 }
 
 export interface PoolTrade {

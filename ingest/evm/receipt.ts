@@ -105,10 +105,13 @@ export function normalizeReceipt(receipt: EvmReceipt): NormalReceipt {
   });
   logs.sort((a, b) => a.logIndex - b.logIndex);
   const status = receipt.status === undefined || receipt.status === null ? 1n : toBigInt(receipt.status);
-  const fee = receipt.gasUsed !== undefined && receipt.gasUsed !== null
-    && receipt.effectiveGasPrice !== undefined && receipt.effectiveGasPrice !== null
-    ? toBigInt(receipt.gasUsed) * toBigInt(receipt.effectiveGasPrice)
-    : null;
+  const fee =
+    receipt.gasUsed !== undefined &&
+    receipt.gasUsed !== null &&
+    receipt.effectiveGasPrice !== undefined &&
+    receipt.effectiveGasPrice !== null
+      ? toBigInt(receipt.gasUsed) * toBigInt(receipt.effectiveGasPrice)
+      : null;
   return {
     transactionHash: receipt.transactionHash.toLowerCase(),
     blockNumber: toSafeNumber(receipt.blockNumber, 'blockNumber'),

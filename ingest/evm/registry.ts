@@ -3,8 +3,15 @@
 import { CHAIN_INFO, CHAINS, EVM_NATIVE_ADDRESS, type Chain } from '../../core/chains.ts';
 
 export type EvmDex =
-  | 'uniswap-v2' | 'pancakeswap-v2' | 'uniswap-v3' | 'pancakeswap-v3' | 'uniswap-v4'
-  | 'pancakeswap-infinity-cl' | 'pancakeswap-infinity-bin' | 'aerodrome' | 'fourmeme';
+  | 'uniswap-v2'
+  | 'pancakeswap-v2'
+  | 'uniswap-v3'
+  | 'pancakeswap-v3'
+  | 'uniswap-v4'
+  | 'pancakeswap-infinity-cl'
+  | 'pancakeswap-infinity-bin'
+  | 'aerodrome'
+  | 'fourmeme';
 
 export interface PoolInfo {
   /** Pair or pool address; on Uniswap V4 the bytes32 pool id. Lower-case. */
@@ -46,12 +53,15 @@ export function createPoolRegistry(): PoolRegistry {
     registerPool(chain, info) {
       const key = keyOf(chain, info.pool);
       const previous = pools.get(key);
-      pools.set(key, Object.assign({}, info, {
-        pool: info.pool.toLowerCase(),
-        token0: info.token0.toLowerCase(),
-        token1: info.token1.toLowerCase(),
-        launchpad: info.launchpad ?? previous?.launchpad ?? null,
-      }));
+      pools.set(
+        key,
+        Object.assign({}, info, {
+          pool: info.pool.toLowerCase(),
+          token0: info.token0.toLowerCase(),
+          token1: info.token1.toLowerCase(),
+          launchpad: info.launchpad ?? previous?.launchpad ?? null,
+        }),
+      );
     },
     markLaunchPool(chain, pool, launchpad) {
       launchMarks.set(keyOf(chain, pool), launchpad);
@@ -99,9 +109,15 @@ export function createTokenRegistry(): TokenInfoProvider {
   for (const chain of CHAINS) {
     const info = CHAIN_INFO[chain];
     if (info.family !== 'evm') continue;
-    tokens.set(keyOf(chain, EVM_NATIVE_ADDRESS), { decimals: info.native.decimals, symbol: info.native.symbol, name: info.native.symbol });
+    tokens.set(keyOf(chain, EVM_NATIVE_ADDRESS), {
+      decimals: info.native.decimals,
+      symbol: info.native.symbol,
+      name: info.native.symbol,
+    });
     tokens.set(keyOf(chain, info.native.wrapped), {
-      decimals: WRAPPED_DECIMALS[chain] ?? info.native.decimals, symbol: info.native.wrappedSymbol, name: info.native.wrappedSymbol,
+      decimals: WRAPPED_DECIMALS[chain] ?? info.native.decimals,
+      symbol: info.native.wrappedSymbol,
+      name: info.native.wrappedSymbol,
     });
     for (const [address, stable] of Object.entries(info.stables)) {
       tokens.set(keyOf(chain, address), { decimals: stable.decimals, symbol: stable.symbol, name: stable.symbol });

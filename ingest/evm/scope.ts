@@ -40,7 +40,12 @@ export interface ReceiptScope {
 }
 
 export function createScope(args: {
-  chain: Chain; tokens: TokenInfoProvider; pools: PoolRegistry; receipt: NormalReceipt; blockTime: number; metrics: Metrics;
+  chain: Chain;
+  tokens: TokenInfoProvider;
+  pools: PoolRegistry;
+  receipt: NormalReceipt;
+  blockTime: number;
+  metrics: Metrics;
 }): ReceiptScope {
   return new Scope(args.chain, args.tokens, args.pools, args.receipt, args.blockTime, args.metrics);
 }
@@ -86,7 +91,10 @@ const DECODERS = Object.fromEntries(
   Object.entries(EVENTS).map(([name, item]) => [name, compileEventDecoder(item)]),
 ) as Record<EventName, EventDecoder>;
 
-type ArgsOf<N extends EventName> = Exclude<DecodeEventLogReturnType<[(typeof EVENTS)[N]]>['args'], readonly unknown[] | undefined>;
+type ArgsOf<N extends EventName> = Exclude<
+  DecodeEventLogReturnType<[(typeof EVENTS)[N]]>['args'],
+  readonly unknown[] | undefined
+>;
 
 /**
  * Strict decode of one log as the named event (viem's decodeEventLog semantics; throws a viem

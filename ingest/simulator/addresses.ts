@@ -27,24 +27,42 @@ const stableOf = (chain: Chain) => Object.keys(CHAIN_INFO[chain].stables)[0]!;
 
 export const EVM_SETUP: Record<EvmChain, EvmChainSetup> = {
   base: {
-    poolManager: EVM_CONTRACTS.uniswapV4PoolManager.base, launchQuote: CHAIN_INFO.base.native.wrapped, launchpad: 'clanker',
-    launchHooks: fixed('base/clanker-hooks'), tickSpacing: 200,
+    poolManager: EVM_CONTRACTS.uniswapV4PoolManager.base,
+    launchQuote: CHAIN_INFO.base.native.wrapped,
+    launchpad: 'clanker',
+    launchHooks: fixed('base/clanker-hooks'),
+    tickSpacing: 200,
     reference: { pool: fixed('base/reference/weth-usdc'), dex: 'uniswap-v3', stable: stableOf('base'), fee: 500 },
   },
   bsc: {
     // four.meme launches on its curve; the V4 fields are unused there.
-    poolManager: fixed('bsc/v4-pool-manager'), launchQuote: EVM_NATIVE_ADDRESS, launchpad: 'fourmeme',
-    launchHooks: fixed('bsc/none'), tickSpacing: 60,
+    poolManager: fixed('bsc/v4-pool-manager'),
+    launchQuote: EVM_NATIVE_ADDRESS,
+    launchpad: 'fourmeme',
+    launchHooks: fixed('bsc/none'),
+    tickSpacing: 60,
     reference: { pool: fixed('bsc/reference/wbnb-usdt'), dex: 'pancakeswap-v3', stable: stableOf('bsc'), fee: 500 },
   },
   robinhood: {
-    poolManager: fixed('robinhood/v4-pool-manager'), launchQuote: EVM_NATIVE_ADDRESS, launchpad: 'pools.trade',
-    launchHooks: fixed('robinhood/pools-trade-hooks'), tickSpacing: 60,
-    reference: { pool: fixed('robinhood/reference/weth-usdg'), dex: 'uniswap-v3', stable: stableOf('robinhood'), fee: 500 },
+    poolManager: fixed('robinhood/v4-pool-manager'),
+    launchQuote: EVM_NATIVE_ADDRESS,
+    launchpad: 'pools.trade',
+    launchHooks: fixed('robinhood/pools-trade-hooks'),
+    tickSpacing: 60,
+    reference: {
+      pool: fixed('robinhood/reference/weth-usdg'),
+      dex: 'uniswap-v3',
+      stable: stableOf('robinhood'),
+      fee: 500,
+    },
   },
   arc: {
-    poolManager: EVM_CONTRACTS.uniswapV4PoolManager.arc, launchQuote: EVM_NATIVE_ADDRESS, launchpad: 'arc-launch',
-    launchHooks: fixed('arc/launch-hooks'), tickSpacing: 60, reference: null,
+    poolManager: EVM_CONTRACTS.uniswapV4PoolManager.arc,
+    launchQuote: EVM_NATIVE_ADDRESS,
+    launchpad: 'arc-launch',
+    launchHooks: fixed('arc/launch-hooks'),
+    tickSpacing: 60,
+    reference: null,
   },
 };
 
@@ -52,7 +70,13 @@ export const EVM_SETUP: Record<EvmChain, EvmChainSetup> = {
 export function launchPoolKey(chain: EvmChain, token: string): V4PoolKey {
   const setup = EVM_SETUP[chain];
   const [currency0, currency1] = sortTokens(setup.launchQuote, token);
-  return { currency0, currency1, fee: V4_FEE_PIPS[setup.launchpad] ?? 3000, tickSpacing: setup.tickSpacing, hooks: setup.launchHooks };
+  return {
+    currency0,
+    currency1,
+    fee: V4_FEE_PIPS[setup.launchpad] ?? 3000,
+    tickSpacing: setup.tickSpacing,
+    hooks: setup.launchHooks,
+  };
 }
 
 /** SOL/USDC reference pool (Raydium CPMM). */
@@ -65,7 +89,7 @@ export const SOLANA_REFERENCE_POOL = solanaAddress('spot-sim/solana/reference/so
 export function createAddressSource(seed: string): AddressSource {
   const text = (chain: Chain, kind: string, what: string) => `spot-sim/${seed}/${chain}/${kind}/${what}`;
   const make = (chain: Chain, kind: string, what: string) =>
-    (chain === 'solana' ? solanaAddress(text(chain, kind, what)) : seedAddress(text(chain, kind, what)));
+    chain === 'solana' ? solanaAddress(text(chain, kind, what)) : seedAddress(text(chain, kind, what));
   return {
     wallet: (chain, what) => make(chain, 'wallet', what),
     token: (chain, what) => make(chain, 'token', what),
@@ -76,6 +100,7 @@ export function createAddressSource(seed: string): AddressSource {
       return make(chain, 'launch-pool', what);
     },
     graduationPool: (chain, dex, _token, what) => make(chain, `pool-${dex}`, what),
-    referencePool: (chain) => (chain === 'solana' ? SOLANA_REFERENCE_POOL : EVM_SETUP[chain].reference?.pool ?? fixed(`${chain}/no-reference`)),
+    referencePool: (chain) =>
+      chain === 'solana' ? SOLANA_REFERENCE_POOL : (EVM_SETUP[chain].reference?.pool ?? fixed(`${chain}/no-reference`)),
   };
 }

@@ -35,7 +35,8 @@ export function curveBuy(state: CurveState, quoteIn: bigint): { tokenOut: bigint
   state.virtualQuote += quoteIn;
   state.realToken -= tokenOut;
   state.realQuote += quoteIn;
-  if (state.realToken === 0n || (state.quoteThreshold !== undefined && state.realQuote >= state.quoteThreshold)) state.complete = true;
+  if (state.realToken === 0n || (state.quoteThreshold !== undefined && state.realQuote >= state.quoteThreshold))
+    state.complete = true;
   return { tokenOut, quoteIn };
 }
 
@@ -79,7 +80,13 @@ export function poolSell(pool: PoolState, tokenIn: bigint, feePips: bigint): { q
 /** PumpSwap fee rates (bps of the quote amount): LP fee stays in the pool, the others leave it. */
 export const PUMPSWAP_FEE_BPS = { lp: 20n, protocol: 5n, creator: 5n } as const;
 
-export interface PumpSwapResult { tokenAmount: bigint; quoteAmount: bigint; lpFee: bigint; protocolFee: bigint; creatorFee: bigint }
+export interface PumpSwapResult {
+  tokenAmount: bigint;
+  quoteAmount: bigint;
+  lpFee: bigint;
+  protocolFee: bigint;
+  creatorFee: bigint;
+}
 
 function pumpSwapFees(quoteAmount: bigint) {
   return {

@@ -49,18 +49,38 @@ interface Base {
 export type SimEvent =
   | (Base & { type: 'walletLabel'; wallet: string; labels: string[]; name: string | null })
   | (Base & { type: 'funding'; from: string; to: string; amount: bigint })
-  | (Base & { type: 'reference'; pool: string; side: 'buy' | 'sell'; trader: string; nativeAmount: bigint; stableAmount: bigint; reserves: { native: bigint; stable: bigint } })
+  | (Base & {
+      type: 'reference';
+      pool: string;
+      side: 'buy' | 'sell';
+      trader: string;
+      nativeAmount: bigint;
+      stableAmount: bigint;
+      reserves: { native: bigint; stable: bigint };
+    })
   | (Base & { type: 'launch'; token: SimToken })
   | (Base & {
-      type: 'trade'; token: SimToken; venue: 'curve' | 'pool'; side: 'buy' | 'sell'; trader: string;
+      type: 'trade';
+      token: SimToken;
+      venue: 'curve' | 'pool';
+      side: 'buy' | 'sell';
+      trader: string;
       /** quoteAmount as the venue reports it (venues.ts); fees in quote base units. */
-      tokenAmount: bigint; quoteAmount: bigint; platformFee: bigint; creatorFee: bigint; lpFee: bigint;
+      tokenAmount: bigint;
+      quoteAmount: bigint;
+      platformFee: bigint;
+      creatorFee: bigint;
+      lpFee: bigint;
       /** Curve or pool state after (curve/pool) and before the trade. */
-      curve: CurveState | null; pool: PoolState | null; curveBefore: CurveState | null; poolBefore: PoolState | null;
+      curve: CurveState | null;
+      pool: PoolState | null;
+      curveBefore: CurveState | null;
+      poolBefore: PoolState | null;
       /** The trader's token balance after the trade (base units). */
       traderBalance: bigint;
       /** The pool (or curve) the trade ran on. */
-      poolAddress: string; dex: string;
+      poolAddress: string;
+      dex: string;
     })
   | (Base & { type: 'graduate'; token: SimToken; pool: string; dex: string; reserves: PoolState });
 
@@ -78,14 +98,75 @@ export interface ChainProfile {
 }
 
 export const PROFILES: Record<Chain, ChainProfile> = {
-  solana: { chain: 'solana', nativeDecimals: 9, stableDecimals: 6, nativeUsd: 180, launchpads: ['pumpfun', 'pumpfun', 'launchlab', 'meteora-dbc'], medianBuy: 0.4, weight: 5 },
-  base: { chain: 'base', nativeDecimals: 18, stableDecimals: 6, nativeUsd: 3500, launchpads: ['clanker'], medianBuy: 0.02, weight: 2 },
-  bsc: { chain: 'bsc', nativeDecimals: 18, stableDecimals: 18, nativeUsd: 650, launchpads: ['fourmeme'], medianBuy: 0.1, weight: 2 },
-  robinhood: { chain: 'robinhood', nativeDecimals: 18, stableDecimals: 6, nativeUsd: 3500, launchpads: ['pools.trade'], medianBuy: 0.02, weight: 1 },
-  arc: { chain: 'arc', nativeDecimals: 18, stableDecimals: 6, nativeUsd: 1, launchpads: ['arc-launch'], medianBuy: 60, weight: 1 },
+  solana: {
+    chain: 'solana',
+    nativeDecimals: 9,
+    stableDecimals: 6,
+    nativeUsd: 180,
+    launchpads: ['pumpfun', 'pumpfun', 'launchlab', 'meteora-dbc'],
+    medianBuy: 0.4,
+    weight: 5,
+  },
+  base: {
+    chain: 'base',
+    nativeDecimals: 18,
+    stableDecimals: 6,
+    nativeUsd: 3500,
+    launchpads: ['clanker'],
+    medianBuy: 0.02,
+    weight: 2,
+  },
+  bsc: {
+    chain: 'bsc',
+    nativeDecimals: 18,
+    stableDecimals: 18,
+    nativeUsd: 650,
+    launchpads: ['fourmeme'],
+    medianBuy: 0.1,
+    weight: 2,
+  },
+  robinhood: {
+    chain: 'robinhood',
+    nativeDecimals: 18,
+    stableDecimals: 6,
+    nativeUsd: 3500,
+    launchpads: ['pools.trade'],
+    medianBuy: 0.02,
+    weight: 1,
+  },
+  arc: {
+    chain: 'arc',
+    nativeDecimals: 18,
+    stableDecimals: 6,
+    nativeUsd: 1,
+    launchpads: ['arc-launch'],
+    medianBuy: 60,
+    weight: 1,
+  },
 };
 
-const NAMES = ['Moon', 'Pepe', 'Doge', 'Cat', 'Frog', 'Based', 'Giga', 'Chad', 'Wojak', 'Bonk', 'Turbo', 'Snek', 'Pengu', 'Goat', 'Ape', 'Shiba', 'Rocket', 'Hood', 'Arc', 'Neko'];
+const NAMES = [
+  'Moon',
+  'Pepe',
+  'Doge',
+  'Cat',
+  'Frog',
+  'Based',
+  'Giga',
+  'Chad',
+  'Wojak',
+  'Bonk',
+  'Turbo',
+  'Snek',
+  'Pengu',
+  'Goat',
+  'Ape',
+  'Shiba',
+  'Rocket',
+  'Hood',
+  'Arc',
+  'Neko',
+];
 const SUFFIXES = ['Inu', 'Coin', 'AI', 'Fi', 'Mode', 'Bull', 'Kong', 'Wif', 'Hat', 'Cult'];
 
 export interface AddressSource {
@@ -143,14 +224,35 @@ export function createMarket(options: MarketOptions): Market {
   for (const chain of options.chains) {
     const profile = PROFILES[chain];
     const random = root.fork(chain);
-    const state: ChainState = { profile, random, wallets: [], cexWallets: [], tokens: [], holdings: new Map(), reference: null, txCounter: 0, nextAt: now, tokenCounter: 0, hot: [], hotAt: now };
+    const state: ChainState = {
+      profile,
+      random,
+      wallets: [],
+      cexWallets: [],
+      tokens: [],
+      holdings: new Map(),
+      reference: null,
+      txCounter: 0,
+      nextAt: now,
+      tokenCounter: 0,
+      hot: [],
+      hotAt: now,
+    };
     states.set(chain, state);
     for (const name of ['binance', 'coinbase', 'okx']) {
       const wallet = { address: options.addresses.wallet(chain, `cex:${name}`), labels: [`cex:${name}`] };
       state.cexWallets.push(wallet);
       // Exchange wallets are known before anything they fund (a label source has them long before):
       // a minute ahead, so no funding's block time (rounded down to its block) precedes the label.
-      pending.push({ type: 'walletLabel', chain, time: now - 60_000, tx: txSeed(state, 'label'), wallet: wallet.address, labels: wallet.labels, name });
+      pending.push({
+        type: 'walletLabel',
+        chain,
+        time: now - 60_000,
+        tx: txSeed(state, 'label'),
+        wallet: wallet.address,
+        labels: wallet.labels,
+        name,
+      });
     }
     for (let i = 0; i < (options.walletsPerChain ?? 300); i++) createWallet(state, now, i);
     if (chain !== 'arc') {
@@ -175,10 +277,32 @@ export function createMarket(options: MarketOptions): Market {
     if (random.chance(0.01)) labels.push('phishing');
     const wallet = { address: options.addresses.wallet(profile.chain, `w${index}-${state.txCounter}`), labels };
     state.wallets.push(wallet);
-    if (labels.length > 0) pending.push({ type: 'walletLabel', chain: profile.chain, time, tx: txSeed(state, 'label'), wallet: wallet.address, labels, name: labels.includes('kol') ? `kol_${index}` : null });
-    const funder = random.chance(0.45) ? random.pick(state.cexWallets) : state.wallets.length > 1 ? random.pick(state.wallets) : random.pick(state.cexWallets);
-    const amount = BigInt(Math.round(random.logNormal(profile.medianBuy * 20, 1) * 1e6)) * 10n ** BigInt(profile.nativeDecimals - 6);
-    pending.push({ type: 'funding', chain: profile.chain, time, tx: txSeed(state, 'fund'), from: funder.address, to: wallet.address, amount });
+    if (labels.length > 0)
+      pending.push({
+        type: 'walletLabel',
+        chain: profile.chain,
+        time,
+        tx: txSeed(state, 'label'),
+        wallet: wallet.address,
+        labels,
+        name: labels.includes('kol') ? `kol_${index}` : null,
+      });
+    const funder = random.chance(0.45)
+      ? random.pick(state.cexWallets)
+      : state.wallets.length > 1
+        ? random.pick(state.wallets)
+        : random.pick(state.cexWallets);
+    const amount =
+      BigInt(Math.round(random.logNormal(profile.medianBuy * 20, 1) * 1e6)) * 10n ** BigInt(profile.nativeDecimals - 6);
+    pending.push({
+      type: 'funding',
+      chain: profile.chain,
+      time,
+      tx: txSeed(state, 'fund'),
+      from: funder.address,
+      to: wallet.address,
+      amount,
+    });
     return wallet;
   }
 
@@ -187,7 +311,8 @@ export function createMarket(options: MarketOptions): Market {
     if (!reference) return;
     const { random, profile } = state;
     const side = random.chance(0.5) ? 'buy' : 'sell';
-    const nativeAmount = BigInt(Math.max(1, Math.round(random.logNormal(5, 1) * 1e6))) * 10n ** BigInt(profile.nativeDecimals - 6);
+    const nativeAmount =
+      BigInt(Math.max(1, Math.round(random.logNormal(5, 1) * 1e6))) * 10n ** BigInt(profile.nativeDecimals - 6);
     let stableAmount: bigint;
     if (side === 'buy') {
       // Buying native with the stable: native leaves the pool.
@@ -200,8 +325,16 @@ export function createMarket(options: MarketOptions): Market {
       reference.stable -= stableAmount;
     }
     pending.push({
-      type: 'reference', chain: profile.chain, time, tx: txSeed(state, 'ref'), pool: reference.pool, side,
-      trader: random.pick(state.wallets).address, nativeAmount, stableAmount, reserves: { native: reference.native, stable: reference.stable },
+      type: 'reference',
+      chain: profile.chain,
+      time,
+      tx: txSeed(state, 'ref'),
+      pool: reference.pool,
+      side,
+      trader: random.pick(state.wallets).address,
+      nativeAmount,
+      stableAmount,
+      reserves: { native: reference.native, stable: reference.stable },
     });
   }
 
@@ -220,16 +353,35 @@ export function createMarket(options: MarketOptions): Market {
     const halfLifeMs = runner || frenzy ? random.range(1, 6) * 3_600_000 : random.range(0.5, 8) * 60_000;
     const launchPool = options.addresses.launchPool(profile.chain, launchpad, address, `${launchpad}/${id}`);
     const token: SimToken = {
-      chain: profile.chain, id, address, name, symbol, uri: `https://sim.spot.dev/meta/${profile.chain}/${id}.json`, decimals, supply, creator, launchpad,
+      chain: profile.chain,
+      id,
+      address,
+      name,
+      symbol,
+      uri: `https://sim.spot.dev/meta/${profile.chain}/${id}.json`,
+      decimals,
+      supply,
+      creator,
+      launchpad,
       curveAddress: launchPool,
-      curve, pool: null, poolAddress: null, poolDex: null,
-      hype: frenzy ? random.range(40, 80) : random.range(0.5, 3), halfLifeMs, lastHypeAt: time,
+      curve,
+      pool: null,
+      poolAddress: null,
+      poolDex: null,
+      hype: frenzy ? random.range(40, 80) : random.range(0.5, 3),
+      halfLifeMs,
+      lastHypeAt: time,
       mayhemMode: launchpad === 'pumpfun' && random.chance(0.05),
-      createdAt: time, graduatedAt: null, firstPrice: null,
+      createdAt: time,
+      graduatedAt: null,
+      firstPrice: null,
     };
     if (!curve) {
       // V4 launch: the pool starts with the whole supply against a virtual native reserve.
-      token.pool = { token: supply, quote: BigInt(Math.round(profile.medianBuy * 50 * 1e6)) * 10n ** BigInt(profile.nativeDecimals - 6) };
+      token.pool = {
+        token: supply,
+        quote: BigInt(Math.round(profile.medianBuy * 50 * 1e6)) * 10n ** BigInt(profile.nativeDecimals - 6),
+      };
       token.poolAddress = launchPool;
       token.poolDex = 'uniswap-v4';
     }
@@ -282,12 +434,26 @@ export function createMarket(options: MarketOptions): Market {
     if (token.firstPrice === null) token.firstPrice = Number(result.quoteAmount) / Number(result.tokenAmount);
     const onCurve = result.venue === 'curve';
     pending.push({
-      type: 'trade', chain: profile.chain, time, tx: txSeed(state, 'swap'), token, venue: result.venue, side, trader,
-      tokenAmount: result.tokenAmount, quoteAmount: result.quoteAmount,
-      platformFee: result.platformFee, creatorFee: result.creatorFee, lpFee: result.lpFee,
-      curve: result.curve ? { ...result.curve } : null, pool: result.pool ? { ...result.pool } : null,
-      curveBefore: result.curveBefore, poolBefore: result.poolBefore, traderBalance,
-      poolAddress: onCurve ? token.curveAddress : token.poolAddress!, dex: onCurve ? token.launchpad : token.poolDex!,
+      type: 'trade',
+      chain: profile.chain,
+      time,
+      tx: txSeed(state, 'swap'),
+      token,
+      venue: result.venue,
+      side,
+      trader,
+      tokenAmount: result.tokenAmount,
+      quoteAmount: result.quoteAmount,
+      platformFee: result.platformFee,
+      creatorFee: result.creatorFee,
+      lpFee: result.lpFee,
+      curve: result.curve ? { ...result.curve } : null,
+      pool: result.pool ? { ...result.pool } : null,
+      curveBefore: result.curveBefore,
+      poolBefore: result.poolBefore,
+      traderBalance,
+      poolAddress: onCurve ? token.curveAddress : token.poolAddress!,
+      dex: onCurve ? token.launchpad : token.poolDex!,
     });
     if (onCurve && token.curve!.complete) graduate(state, token, time);
   }
@@ -296,13 +462,25 @@ export function createMarket(options: MarketOptions): Market {
     const dex = GRADUATION_DEX[token.launchpad];
     if (!dex || !token.curve) return;
     // The curve's raised quote and the unsold reserve seed the pool.
-    token.pool = { token: token.supply - (token.curve.initialRealToken - token.curve.realToken), quote: token.curve.realQuote };
+    token.pool = {
+      token: token.supply - (token.curve.initialRealToken - token.curve.realToken),
+      quote: token.curve.realQuote,
+    };
     token.poolAddress = options.addresses.graduationPool(token.chain, dex, token.address, `${dex}/${token.id}`);
     token.poolDex = dex;
     token.graduatedAt = time;
     token.hype *= 2;
     token.lastHypeAt = time;
-    pending.push({ type: 'graduate', chain: token.chain, time, tx: txSeed(state, 'graduate'), token, pool: token.poolAddress, dex, reserves: { ...token.pool } });
+    pending.push({
+      type: 'graduate',
+      chain: token.chain,
+      time,
+      tx: txSeed(state, 'graduate'),
+      token,
+      pool: token.poolAddress,
+      dex,
+      reserves: { ...token.pool },
+    });
   }
 
   /** The hottest tokens, refreshed now and then: trading concentrates on them. */

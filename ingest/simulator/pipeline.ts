@@ -6,7 +6,13 @@
 import { CHAIN_INFO } from '../../core/chains.ts';
 import type { Logger } from '../../core/logger.ts';
 import { createMetrics, type Metrics } from '../../core/metrics.ts';
-import { createEvmDecoder, createPoolRegistry, createTokenRegistry, sortTokens, type EvmDecoder } from '../evm/index.ts';
+import {
+  createEvmDecoder,
+  createPoolRegistry,
+  createTokenRegistry,
+  sortTokens,
+  type EvmDecoder,
+} from '../evm/index.ts';
 import type { IngestRecords } from '../publisher.ts';
 import { createSolanaDecoder, type SolanaDecoder } from '../solana/index.ts';
 import { EVM_SETUP, type EvmChain } from './addresses.ts';
@@ -23,7 +29,13 @@ function createConfiguredEvmDecoder(chain: EvmChain, metrics: Metrics): EvmDecod
   decoder.pools.registerLaunchHooks(chain, setup.launchHooks, setup.launchpad);
   if (setup.reference) {
     const [token0, token1] = sortTokens(CHAIN_INFO[chain].native.wrapped, setup.reference.stable);
-    decoder.pools.registerPool(chain, { pool: setup.reference.pool, token0, token1, dex: setup.reference.dex, fee: setup.reference.fee });
+    decoder.pools.registerPool(chain, {
+      pool: setup.reference.pool,
+      token0,
+      token1,
+      dex: setup.reference.dex,
+      fee: setup.reference.fee,
+    });
   }
   return decoder;
 }
@@ -49,8 +61,18 @@ export function createSimulatorDecoders(options: { metrics?: Metrics; logger?: L
           for (const token of record.tokens) {
             // Records repeat the metadata of every token they touch: register only what is new.
             const known = decoder.tokens.getToken(record.chain, token.address);
-            if (known && known.decimals === token.decimals && known.name === token.name && known.symbol === token.symbol) continue;
-            decoder.tokens.registerToken(record.chain, token.address, { decimals: token.decimals, name: token.name, symbol: token.symbol });
+            if (
+              known &&
+              known.decimals === token.decimals &&
+              known.name === token.name &&
+              known.symbol === token.symbol
+            )
+              continue;
+            decoder.tokens.registerToken(record.chain, token.address, {
+              decimals: token.decimals,
+              name: token.name,
+              symbol: token.symbol,
+            });
           }
           return decoder.decodeReceipt(record.receipt, record.blockTimeMs, record.transaction);
         }
@@ -68,7 +90,11 @@ export interface SimulatorPipeline {
   process(events: readonly SimEvent[]): IngestRecords;
 }
 
-export function createSimulatorPipeline(options: { seed: string | number; metrics?: Metrics; logger?: Logger }): SimulatorPipeline {
+export function createSimulatorPipeline(options: {
+  seed: string | number;
+  metrics?: Metrics;
+  logger?: Logger;
+}): SimulatorPipeline {
   const writer = createChainWriter({ seed: options.seed });
   const decoders = createSimulatorDecoders(options);
   function decodeEvent(event: SimEvent): IngestRecords {

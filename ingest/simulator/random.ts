@@ -13,7 +13,10 @@ export interface Random {
 }
 
 function hashSeed(text: string): [number, number, number, number] {
-  let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762;
+  let h1 = 1779033703,
+    h2 = 3144134277,
+    h3 = 1013904242,
+    h4 = 2773480762;
   for (let i = 0; i < text.length; i++) {
     const k = text.charCodeAt(i);
     h1 = h2 ^ Math.imul(h1 ^ k, 597399067);
@@ -31,7 +34,10 @@ function hashSeed(text: string): [number, number, number, number] {
 export function createRandom(seed: string | number): Random {
   let [a, b, c, d] = hashSeed(String(seed));
   const next = (): number => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     let t = (a + b) | 0;
     a = b ^ (b >>> 9);
     b = (c + (c << 3)) | 0;
@@ -56,7 +62,10 @@ export function createRandom(seed: string | number): Random {
     },
     hex(bytes) {
       let out = '';
-      for (let i = 0; i < bytes; i++) out += Math.floor(next() * 256).toString(16).padStart(2, '0');
+      for (let i = 0; i < bytes; i++)
+        out += Math.floor(next() * 256)
+          .toString(16)
+          .padStart(2, '0');
       return out;
     },
     fork: (label) => createRandom(`${seed}/${label}`),

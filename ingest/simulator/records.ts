@@ -17,7 +17,10 @@ export interface TokenMetadata {
 export type ChainRecord =
   | { kind: 'solana'; chain: 'solana'; transaction: SolanaTransaction }
   | {
-      kind: 'evm'; chain: EvmChain; receipt: EvmReceipt; blockTimeMs: number;
+      kind: 'evm';
+      chain: EvmChain;
+      receipt: EvmReceipt;
+      blockTimeMs: number;
       /** Present for plain value transfers (funding). */
       transaction?: EvmTransaction;
       /** Tokens the receipt touches whose metadata the source would resolve over RPC. */
@@ -30,6 +33,20 @@ type PositionKey = 'id' | 'chain' | 'transactionHash' | 'eventIndex' | 'blockNum
 export type EventFields = TokenEvent extends infer T ? (T extends unknown ? Omit<T, PositionKey> : never) : never;
 
 /** A token event at eventIndex 0 of a (synthetic) transaction. */
-export function directEvent(chain: Chain, transactionHash: string, blockNumber: number, blockTime: number, fields: EventFields): TokenEvent {
-  return { id: tradeId(chain, transactionHash, 0), chain, transactionHash, eventIndex: 0, blockNumber, blockTime, ...fields } as TokenEvent;
+export function directEvent(
+  chain: Chain,
+  transactionHash: string,
+  blockNumber: number,
+  blockTime: number,
+  fields: EventFields,
+): TokenEvent {
+  return {
+    id: tradeId(chain, transactionHash, 0),
+    chain,
+    transactionHash,
+    eventIndex: 0,
+    blockNumber,
+    blockTime,
+    ...fields,
+  } as TokenEvent;
 }

@@ -90,7 +90,9 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
   let state: SimulatorState | null = null;
   let savedAt = 0;
   let resolveWarm!: () => void;
-  const warmedUp = new Promise<void>((resolve) => { resolveWarm = resolve; });
+  const warmedUp = new Promise<void>((resolve) => {
+    resolveWarm = resolve;
+  });
 
   async function publishUpTo(market: Market, pipeline: SimulatorPipeline, until: number, rate: number): Promise<void> {
     const events = market.advance(until, rate);
@@ -109,21 +111,41 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     savedAt = now();
   }
 
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(() => { wake = null; resolve(); }, ms);
-    wake = () => { clearTimeout(timer); wake = null; resolve(); };
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = null;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      };
+    });
 
-  async function run(market: Market, pipeline: SimulatorPipeline, historyFrom: number, historyTo: number): Promise<void> {
+  async function run(
+    market: Market,
+    pipeline: SimulatorPipeline,
+    historyFrom: number,
+    historyTo: number,
+  ): Promise<void> {
     const startedAt = Date.now();
-    for (let at = historyFrom; at < historyTo && !stopped;) {
+    for (let at = historyFrom; at < historyTo && !stopped; ) {
       at = Math.min(historyTo, at + chunkMs);
       await publishUpTo(market, pipeline, at, historyRate);
       save();
     }
     save(true);
     if (historyTo > historyFrom) {
-      logger.info({ hours: (historyTo - historyFrom) / HOUR_MS, events: ctx.metrics.get('ingest.simulator.events'), ms: Date.now() - startedAt }, 'simulator history published');
+      logger.info(
+        {
+          hours: (historyTo - historyFrom) / HOUR_MS,
+          events: ctx.metrics.get('ingest.simulator.events'),
+          ms: Date.now() - startedAt,
+        },
+        'simulator history published',
+      );
     }
     resolveWarm();
     while (!stopped) {
@@ -159,7 +181,12 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
         logger.info({ warmHours: options.warmHours, historyRate }, 'simulator warm start');
       }
       state = { version: 1, seed, runSeed, lastEventTime: historyFrom };
-      const market = createMarket({ seed: runSeed, chains: options.chains, startTime: historyFrom, addresses: createAddressSource(runSeed) });
+      const market = createMarket({
+        seed: runSeed,
+        chains: options.chains,
+        startTime: historyFrom,
+        addresses: createAddressSource(runSeed),
+      });
       const pipeline = createSimulatorPipeline({ seed: runSeed, metrics: ctx.metrics, logger: ctx.logger });
       loop = run(market, pipeline, historyFrom, end).catch((error: Error) => {
         ctx.metrics.inc('ingest.simulator.errors');

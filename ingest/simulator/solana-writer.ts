@@ -5,9 +5,25 @@
 // and graduation of LaunchLab and Meteora DBC tokens (the decoder reads their trades and curve
 // completion, not PoolCreateEvent / EvtInitializePool / the migration to the AMM).
 import {
-  encodeCalls, encodePumpMigration, launchLabTradeCall, meteoraDbcSwapCall, pumpCreateCall, pumpSwapBuyCall, pumpSwapSellCall,
-  pumpTradeCall, raydiumCpmmSwapCall, solanaSignature, USDC_MINT, WSOL_MINT,
-  type CallPart, type EmitMode, type PumpCreateLayout, type PumpSwapLayout, type PumpTradeLayout, type SolanaTransaction, type TxEnvelope,
+  encodeCalls,
+  encodePumpMigration,
+  launchLabTradeCall,
+  meteoraDbcSwapCall,
+  pumpCreateCall,
+  pumpSwapBuyCall,
+  pumpSwapSellCall,
+  pumpTradeCall,
+  raydiumCpmmSwapCall,
+  solanaSignature,
+  USDC_MINT,
+  WSOL_MINT,
+  type CallPart,
+  type EmitMode,
+  type PumpCreateLayout,
+  type PumpSwapLayout,
+  type PumpTradeLayout,
+  type SolanaTransaction,
+  type TxEnvelope,
 } from '../solana/index.ts';
 import { SOLANA_REFERENCE_POOL } from './addresses.ts';
 import { blockAt } from './clock.ts';
@@ -19,10 +35,14 @@ type Trade = Extract<SimEvent, { type: 'trade' }>;
 /** pump.fun event layouts by token, so every generation the decoder reads is exercised. */
 export function pumpLayouts(token: SimToken): { trade: PumpTradeLayout; create: PumpCreateLayout } {
   switch (token.id % 5) {
-    case 0: return { trade: 'dec2024', create: 'legacy' };
-    case 1: return { trade: 'may2025', create: 'may2025' };
-    case 2: return { trade: 'may2026', create: 'may2026' };
-    default: return { trade: 'feb2026', create: 'feb2026' };
+    case 0:
+      return { trade: 'dec2024', create: 'legacy' };
+    case 1:
+      return { trade: 'may2025', create: 'may2025' };
+    case 2:
+      return { trade: 'may2026', create: 'may2026' };
+    default:
+      return { trade: 'feb2026', create: 'feb2026' };
   }
 }
 
@@ -59,23 +79,41 @@ export function createSolanaWriter(seed: string) {
     return { signature, slot: block.number, blockTime: Math.floor(block.timeMs / 1000), fee: txFee(event.tx) };
   }
 
-  const tx = (event: SimEvent, parts: CallPart[]): ChainRecord => ({ kind: 'solana', chain: 'solana', transaction: encodeCalls(envelope(event), parts) });
+  const tx = (event: SimEvent, parts: CallPart[]): ChainRecord => ({
+    kind: 'solana',
+    chain: 'solana',
+    transaction: encodeCalls(envelope(event), parts),
+  });
 
   function direct(event: SimEvent, fields: EventFields): ChainRecord {
     const env = envelope(event);
-    return { kind: 'events', chain: 'solana', events: [directEvent('solana', env.signature, env.slot, env.blockTime! * 1000, fields)] };
+    return {
+      kind: 'events',
+      chain: 'solana',
+      events: [directEvent('solana', env.signature, env.slot, env.blockTime! * 1000, fields)],
+    };
   }
 
   function reference(event: Extract<SimEvent, { type: 'reference' }>): ChainRecord {
     const buy = event.side === 'buy'; // the trader buys SOL with USDC
-    const part = raydiumCpmmSwapCall({
-      layout: 'v2', poolId: SOLANA_REFERENCE_POOL, payer: event.trader,
-      inputMint: buy ? USDC_MINT : WSOL_MINT, outputMint: buy ? WSOL_MINT : USDC_MINT,
-      inputDecimals: buy ? 6 : CPMM_SOL_DECIMALS, outputDecimals: buy ? CPMM_SOL_DECIMALS : 6,
-      inputAmount: buy ? event.stableAmount : event.nativeAmount, outputAmount: buy ? event.nativeAmount : event.stableAmount,
-      inputVaultBefore: buy ? event.reserves.stable - event.stableAmount : event.reserves.native - event.nativeAmount,
-      outputVaultBefore: buy ? event.reserves.native + event.nativeAmount : event.reserves.stable + event.stableAmount,
-    }, emitModeOf(event.tx));
+    const part = raydiumCpmmSwapCall(
+      {
+        layout: 'v2',
+        poolId: SOLANA_REFERENCE_POOL,
+        payer: event.trader,
+        inputMint: buy ? USDC_MINT : WSOL_MINT,
+        outputMint: buy ? WSOL_MINT : USDC_MINT,
+        inputDecimals: buy ? 6 : CPMM_SOL_DECIMALS,
+        outputDecimals: buy ? CPMM_SOL_DECIMALS : 6,
+        inputAmount: buy ? event.stableAmount : event.nativeAmount,
+        outputAmount: buy ? event.nativeAmount : event.stableAmount,
+        inputVaultBefore: buy ? event.reserves.stable - event.stableAmount : event.reserves.native - event.nativeAmount,
+        outputVaultBefore: buy
+          ? event.reserves.native + event.nativeAmount
+          : event.reserves.stable + event.stableAmount,
+      },
+      emitModeOf(event.tx),
+    );
     // SOL and USDC balances of the trader are not what holders count: leave them out.
     part.balances = [];
     return tx(event, [part]);
@@ -85,14 +123,35 @@ export function createSolanaWriter(seed: string) {
     const { token } = event;
     if (token.launchpad !== 'pumpfun') {
       return direct(event, {
-        kind: 'created', token: token.address, name: token.name, symbol: token.symbol, uri: token.uri, decimals: token.decimals,
-        supply: token.supply.toString(), creator: token.creator, launchpad: token.launchpad, pool: token.curveAddress, quoteAsset: WSOL_MINT,
+        kind: 'created',
+        token: token.address,
+        name: token.name,
+        symbol: token.symbol,
+        uri: token.uri,
+        decimals: token.decimals,
+        supply: token.supply.toString(),
+        creator: token.creator,
+        launchpad: token.launchpad,
+        pool: token.curveAddress,
+        quoteAsset: WSOL_MINT,
       });
     }
-    return tx(event, [pumpCreateCall({
-      layout: pumpLayouts(token).create, name: token.name, symbol: token.symbol, uri: token.uri, mint: token.address, user: token.creator,
-      timestamp: BigInt(Math.floor(event.time / 1000)), isMayhemMode: token.mayhemMode, tokenTotalSupply: token.supply,
-    }, emitModeOf(event.tx))]);
+    return tx(event, [
+      pumpCreateCall(
+        {
+          layout: pumpLayouts(token).create,
+          name: token.name,
+          symbol: token.symbol,
+          uri: token.uri,
+          mint: token.address,
+          user: token.creator,
+          timestamp: BigInt(Math.floor(event.time / 1000)),
+          isMayhemMode: token.mayhemMode,
+          tokenTotalSupply: token.supply,
+        },
+        emitModeOf(event.tx),
+      ),
+    ]);
   }
 
   function curveTrade(event: Trade): CallPart {
@@ -103,34 +162,76 @@ export function createSolanaWriter(seed: string) {
     if (!curve || !curveBefore) throw new RangeError('curve trade without curve state');
     switch (token.launchpad) {
       case 'pumpfun':
-        return pumpTradeCall({
-          layout: pumpLayouts(token).trade, mint: token.address, user: event.trader, isBuy, timestamp,
-          solAmount: event.quoteAmount, tokenAmount: event.tokenAmount,
-          virtualSolReserves: curve.virtualQuote, virtualTokenReserves: curve.virtualToken, realSolReserves: curve.realQuote, realTokenReserves: curve.realToken,
-          creator: token.creator, mayhemMode: token.mayhemMode, complete: curve.complete,
-          userTokenBalance: { pre: preBalance, post: event.traderBalance },
-        }, emitModeOf(event.tx));
+        return pumpTradeCall(
+          {
+            layout: pumpLayouts(token).trade,
+            mint: token.address,
+            user: event.trader,
+            isBuy,
+            timestamp,
+            solAmount: event.quoteAmount,
+            tokenAmount: event.tokenAmount,
+            virtualSolReserves: curve.virtualQuote,
+            virtualTokenReserves: curve.virtualToken,
+            realSolReserves: curve.realQuote,
+            realTokenReserves: curve.realToken,
+            creator: token.creator,
+            mayhemMode: token.mayhemMode,
+            complete: curve.complete,
+            userTokenBalance: { pre: preBalance, post: event.traderBalance },
+          },
+          emitModeOf(event.tx),
+        );
       case 'launchlab': {
         const sold = (state: typeof curve) => state.initialRealToken - state.realToken;
         const fees = event.platformFee + event.creatorFee;
-        return launchLabTradeCall({
-          poolState: token.curveAddress, payer: event.trader, baseMint: token.address, side: event.side,
-          totalBaseSell: curve.initialRealToken, virtualBase: curve.virtualToken + sold(curve), virtualQuote: curve.virtualQuote - curve.realQuote,
-          realBaseBefore: sold(curveBefore), realQuoteBefore: curveBefore.realQuote, realBaseAfter: sold(curve), realQuoteAfter: curve.realQuote,
-          amountIn: isBuy ? event.quoteAmount + fees : event.tokenAmount, amountOut: isBuy ? event.tokenAmount : event.quoteAmount - fees,
-          protocolFee: event.platformFee, platformFee: 0n, creatorFee: event.creatorFee, shareFee: 0n,
-          poolStatus: curve.complete ? 1 : 0, userBaseBalance: event.traderBalance,
-        }, emitModeOf(event.tx));
+        return launchLabTradeCall(
+          {
+            poolState: token.curveAddress,
+            payer: event.trader,
+            baseMint: token.address,
+            side: event.side,
+            totalBaseSell: curve.initialRealToken,
+            virtualBase: curve.virtualToken + sold(curve),
+            virtualQuote: curve.virtualQuote - curve.realQuote,
+            realBaseBefore: sold(curveBefore),
+            realQuoteBefore: curveBefore.realQuote,
+            realBaseAfter: sold(curve),
+            realQuoteAfter: curve.realQuote,
+            amountIn: isBuy ? event.quoteAmount + fees : event.tokenAmount,
+            amountOut: isBuy ? event.tokenAmount : event.quoteAmount - fees,
+            protocolFee: event.platformFee,
+            platformFee: 0n,
+            creatorFee: event.creatorFee,
+            shareFee: 0n,
+            poolStatus: curve.complete ? 1 : 0,
+            userBaseBalance: event.traderBalance,
+          },
+          emitModeOf(event.tx),
+        );
       }
       case 'meteora-dbc':
-        return meteoraDbcSwapCall({
-          version: dbcVersion(token), pool: token.curveAddress, payer: event.trader, baseMint: token.address, side: event.side,
-          amountIn: isBuy ? event.quoteAmount : event.tokenAmount, amountOut: isBuy ? event.tokenAmount : event.quoteAmount,
-          tradingFee: event.platformFee, protocolFee: event.creatorFee, currentTimestamp: timestamp,
-          quoteReserveAmount: curve.realQuote, migrationThreshold: curve.quoteThreshold ?? 0n,
-          ...(curve.complete ? { curveComplete: { baseReserve: curve.realToken, quoteReserve: curve.realQuote } } : {}),
-          userBaseBalance: event.traderBalance,
-        }, emitModeOf(event.tx));
+        return meteoraDbcSwapCall(
+          {
+            version: dbcVersion(token),
+            pool: token.curveAddress,
+            payer: event.trader,
+            baseMint: token.address,
+            side: event.side,
+            amountIn: isBuy ? event.quoteAmount : event.tokenAmount,
+            amountOut: isBuy ? event.tokenAmount : event.quoteAmount,
+            tradingFee: event.platformFee,
+            protocolFee: event.creatorFee,
+            currentTimestamp: timestamp,
+            quoteReserveAmount: curve.realQuote,
+            migrationThreshold: curve.quoteThreshold ?? 0n,
+            ...(curve.complete
+              ? { curveComplete: { baseReserve: curve.realToken, quoteReserve: curve.realQuote } }
+              : {}),
+            userBaseBalance: event.traderBalance,
+          },
+          emitModeOf(event.tx),
+        );
       default:
         throw new RangeError(`no solana curve for ${token.launchpad}`);
     }
@@ -142,25 +243,49 @@ export function createSolanaWriter(seed: string) {
     if (!poolBefore) throw new RangeError('pool trade without pool state');
     if (event.dex === 'pumpswap') {
       const input = {
-        layout: pumpSwapLayout(token), pool: event.poolAddress, user: event.trader, baseMint: token.address, coinCreator: token.creator,
-        timestamp: BigInt(Math.floor(event.time / 1000)), baseAmount: event.tokenAmount, quoteAmount: event.quoteAmount,
-        poolBaseTokenReserves: poolBefore.token, poolQuoteTokenReserves: poolBefore.quote, userBaseBalance: event.traderBalance,
+        layout: pumpSwapLayout(token),
+        pool: event.poolAddress,
+        user: event.trader,
+        baseMint: token.address,
+        coinCreator: token.creator,
+        timestamp: BigInt(Math.floor(event.time / 1000)),
+        baseAmount: event.tokenAmount,
+        quoteAmount: event.quoteAmount,
+        poolBaseTokenReserves: poolBefore.token,
+        poolQuoteTokenReserves: poolBefore.quote,
+        userBaseBalance: event.traderBalance,
       };
       return isBuy ? pumpSwapBuyCall(input, emitModeOf(event.tx)) : pumpSwapSellCall(input, emitModeOf(event.tx));
     }
-    const part = raydiumCpmmSwapCall({
-      layout: cpmmLayout(token), poolId: event.poolAddress, payer: event.trader,
-      inputMint: isBuy ? WSOL_MINT : token.address, outputMint: isBuy ? token.address : WSOL_MINT,
-      inputDecimals: isBuy ? CPMM_SOL_DECIMALS : token.decimals, outputDecimals: isBuy ? token.decimals : CPMM_SOL_DECIMALS,
-      inputAmount: isBuy ? event.quoteAmount : event.tokenAmount, outputAmount: isBuy ? event.tokenAmount : event.quoteAmount,
-      inputVaultBefore: isBuy ? poolBefore.quote : poolBefore.token, outputVaultBefore: isBuy ? poolBefore.token : poolBefore.quote,
-      // The LP fee is charged on the input: in SOL on a buy, in tokens on a sell.
-      tradeFee: isBuy ? event.lpFee : (event.tokenAmount * 2500n) / 1_000_000n, creatorFee: 0n,
-    }, emitModeOf(event.tx));
+    const part = raydiumCpmmSwapCall(
+      {
+        layout: cpmmLayout(token),
+        poolId: event.poolAddress,
+        payer: event.trader,
+        inputMint: isBuy ? WSOL_MINT : token.address,
+        outputMint: isBuy ? token.address : WSOL_MINT,
+        inputDecimals: isBuy ? CPMM_SOL_DECIMALS : token.decimals,
+        outputDecimals: isBuy ? token.decimals : CPMM_SOL_DECIMALS,
+        inputAmount: isBuy ? event.quoteAmount : event.tokenAmount,
+        outputAmount: isBuy ? event.tokenAmount : event.quoteAmount,
+        inputVaultBefore: isBuy ? poolBefore.quote : poolBefore.token,
+        outputVaultBefore: isBuy ? poolBefore.token : poolBefore.quote,
+        // The LP fee is charged on the input: in SOL on a buy, in tokens on a sell.
+        tradeFee: isBuy ? event.lpFee : (event.tokenAmount * 2500n) / 1_000_000n,
+        creatorFee: 0n,
+      },
+      emitModeOf(event.tx),
+    );
     // The trader's absolute token balance after the swap (the encoder assumes a fresh account).
-    part.balances = part.balances.map((balance) => (balance.mint === token.address
-      ? { ...balance, pre: isBuy ? event.traderBalance - event.tokenAmount : event.traderBalance + event.tokenAmount, post: event.traderBalance }
-      : balance));
+    part.balances = part.balances.map((balance) =>
+      balance.mint === token.address
+        ? {
+            ...balance,
+            pre: isBuy ? event.traderBalance - event.tokenAmount : event.traderBalance + event.tokenAmount,
+            post: event.traderBalance,
+          }
+        : balance,
+    );
     return part;
   }
 
@@ -168,9 +293,26 @@ export function createSolanaWriter(seed: string) {
     write(event: SimEvent): ChainRecord[] {
       switch (event.type) {
         case 'walletLabel':
-          return [direct(event, { kind: 'walletLabel', token: null, wallet: event.wallet, labels: event.labels, name: event.name })];
+          return [
+            direct(event, {
+              kind: 'walletLabel',
+              token: null,
+              wallet: event.wallet,
+              labels: event.labels,
+              name: event.name,
+            }),
+          ];
         case 'funding':
-          return [direct(event, { kind: 'funding', token: null, from: event.from, to: event.to, amount: event.amount.toString(), fromLabel: null })];
+          return [
+            direct(event, {
+              kind: 'funding',
+              token: null,
+              from: event.from,
+              to: event.to,
+              amount: event.amount.toString(),
+              fromLabel: null,
+            }),
+          ];
         case 'reference':
           return [reference(event)];
         case 'launch':
@@ -178,14 +320,25 @@ export function createSolanaWriter(seed: string) {
         case 'trade':
           return [tx(event, [event.venue === 'curve' ? curveTrade(event) : poolTrade(event)])];
         case 'graduate': {
-          if (event.token.launchpad !== 'pumpfun') return [direct(event, { kind: 'graduated', token: event.token.address, pool: event.pool, dex: event.dex })];
+          if (event.token.launchpad !== 'pumpfun')
+            return [direct(event, { kind: 'graduated', token: event.token.address, pool: event.pool, dex: event.dex })];
           const env = envelope(event);
-          return [{
-            kind: 'solana', chain: 'solana', transaction: encodePumpMigration({
-              ...env, emit: emitModeOf(event.tx) ?? 'both', user: event.token.creator, mint: event.token.address, timestamp: BigInt(Math.floor(event.time / 1000)), pool: event.pool,
-              mintAmount: event.reserves.token, solAmount: event.reserves.quote,
-            }) as SolanaTransaction,
-          }];
+          return [
+            {
+              kind: 'solana',
+              chain: 'solana',
+              transaction: encodePumpMigration({
+                ...env,
+                emit: emitModeOf(event.tx) ?? 'both',
+                user: event.token.creator,
+                mint: event.token.address,
+                timestamp: BigInt(Math.floor(event.time / 1000)),
+                pool: event.pool,
+                mintAmount: event.reserves.token,
+                solAmount: event.reserves.quote,
+              }) as SolanaTransaction,
+            },
+          ];
         }
       }
     },

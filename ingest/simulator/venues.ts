@@ -1,7 +1,19 @@
 // Per-launchpad and per-venue conventions of the simulated market: curve parameters, fee
 // rates, the DEX a curve graduates to, and how each venue reports a trade's quote amount, so a
 // trade the model makes is exactly what the venue's event says.
-import { ceilDiv, curveBuy, curveSell, newPumpCurve, poolBuy, poolSell, pumpSwapBuy, pumpSwapSell, PUMP, type CurveState, type PoolState } from './curves.ts';
+import {
+  ceilDiv,
+  curveBuy,
+  curveSell,
+  newPumpCurve,
+  poolBuy,
+  poolSell,
+  pumpSwapBuy,
+  pumpSwapSell,
+  PUMP,
+  type CurveState,
+  type PoolState,
+} from './curves.ts';
 
 export type Launchpad = 'pumpfun' | 'launchlab' | 'meteora-dbc' | 'fourmeme' | 'clanker' | 'pools.trade' | 'arc-launch';
 
@@ -9,7 +21,10 @@ export type Launchpad = 'pumpfun' | 'launchlab' | 'meteora-dbc' | 'fourmeme' | '
 export const V4_LAUNCHPADS: ReadonlySet<Launchpad> = new Set(['clanker', 'pools.trade', 'arc-launch']);
 
 /** Curve parameters per launchpad: virtual reserves in base units, the sellable share, token decimals. */
-export function newCurve(launchpad: Launchpad, nativeDecimals: number): { curve: CurveState | null; decimals: number; supply: bigint } {
+export function newCurve(
+  launchpad: Launchpad,
+  nativeDecimals: number,
+): { curve: CurveState | null; decimals: number; supply: bigint } {
   const unit = 10n ** BigInt(nativeDecimals);
   switch (launchpad) {
     case 'pumpfun':
@@ -18,12 +33,23 @@ export function newCurve(launchpad: Launchpad, nativeDecimals: number): { curve:
       return { curve: { ...newPumpCurve(), virtualQuote: 30n * unit }, decimals: 6, supply: PUMP.totalSupply };
     case 'meteora-dbc':
       // DBC migrates on quote raised (migration_quote_threshold), before the curve runs out of tokens.
-      return { curve: { ...newPumpCurve(), virtualQuote: 30n * unit, quoteThreshold: 80n * unit }, decimals: 6, supply: PUMP.totalSupply };
+      return {
+        curve: { ...newPumpCurve(), virtualQuote: 30n * unit, quoteThreshold: 80n * unit },
+        decimals: 6,
+        supply: PUMP.totalSupply,
+      };
     case 'fourmeme': {
       const token = 10n ** 18n;
       const sellable = 800_000_000n * token;
       return {
-        curve: { virtualToken: 1_073_300_000n * token, virtualQuote: (75n * unit) / 10n, realToken: sellable, realQuote: 0n, initialRealToken: sellable, complete: false },
+        curve: {
+          virtualToken: 1_073_300_000n * token,
+          virtualQuote: (75n * unit) / 10n,
+          realToken: sellable,
+          realQuote: 0n,
+          initialRealToken: sellable,
+          complete: false,
+        },
         decimals: 18,
         supply: 1_000_000_000n * token,
       };
@@ -50,9 +76,14 @@ const CURVE_FEE_BPS: Partial<Record<Launchpad, { platform: bigint; creator: bigi
 
 /** LP fee of constant-product pools in pips (millionths). */
 const POOL_FEE_PIPS: Record<string, bigint> = {
-  'raydium-cpmm': 2500n, 'pancakeswap-v2': 2500n,
+  'raydium-cpmm': 2500n,
+  'pancakeswap-v2': 2500n,
 };
-export const V4_FEE_PIPS: Partial<Record<Launchpad, number>> = { clanker: 10_000, 'pools.trade': 2500, 'arc-launch': 3000 };
+export const V4_FEE_PIPS: Partial<Record<Launchpad, number>> = {
+  clanker: 10_000,
+  'pools.trade': 2500,
+  'arc-launch': 3000,
+};
 
 export function poolFeePips(launchpad: Launchpad, dex: string): bigint {
   if (dex === 'uniswap-v4') return BigInt(V4_FEE_PIPS[launchpad] ?? 3000);
@@ -95,7 +126,11 @@ export function priceTrade(state: VenueState, side: 'buy' | 'sell', amount: bigi
   const curve = onCurve ? { ...state.curve! } : null;
   const pool = !onCurve && state.pool ? { ...state.pool } : null;
   if (!curve && !pool) return null;
-  let tokenAmount: bigint, quoteAmount: bigint, platformFee = 0n, creatorFee = 0n, lpFee = 0n;
+  let tokenAmount: bigint,
+    quoteAmount: bigint,
+    platformFee = 0n,
+    creatorFee = 0n,
+    lpFee = 0n;
   if (curve) {
     let curveQuote: bigint;
     if (side === 'buy') {
@@ -111,7 +146,11 @@ export function priceTrade(state: VenueState, side: 'buy' | 'sell', amount: bigi
     creatorFee = ceilDiv(curveQuote * rates.creator, 10_000n);
     const fees = platformFee + creatorFee;
     if (side === 'sell' && curveQuote <= fees) return null;
-    quoteAmount = reportsGrossQuote(state.launchpad) ? (side === 'buy' ? curveQuote + fees : curveQuote - fees) : curveQuote;
+    quoteAmount = reportsGrossQuote(state.launchpad)
+      ? side === 'buy'
+        ? curveQuote + fees
+        : curveQuote - fees
+      : curveQuote;
   } else if (state.poolDex === 'pumpswap') {
     const result = side === 'buy' ? pumpSwapBuy(pool!, amount) : pumpSwapSell(pool!, amount);
     ({ tokenAmount, quoteAmount, lpFee, protocolFee: platformFee, creatorFee } = result);
@@ -132,7 +171,15 @@ export function priceTrade(state: VenueState, side: 'buy' | 'sell', amount: bigi
   }
   if (tokenAmount === 0n || quoteAmount === 0n) return null;
   return {
-    venue: curve ? 'curve' : 'pool', tokenAmount, quoteAmount, platformFee, creatorFee, lpFee,
-    curveBefore: curve ? { ...state.curve! } : null, poolBefore: pool ? { ...state.pool! } : null, curve, pool,
+    venue: curve ? 'curve' : 'pool',
+    tokenAmount,
+    quoteAmount,
+    platformFee,
+    creatorFee,
+    lpFee,
+    curveBefore: curve ? { ...state.curve! } : null,
+    poolBefore: pool ? { ...state.pool! } : null,
+    curve,
+    pool,
   };
 }

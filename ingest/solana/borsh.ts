@@ -4,7 +4,16 @@
 import { base58Decode, base58Encode } from './base58.ts';
 
 export type FieldType =
-  | 'u8' | 'bool' | 'u16' | 'u32' | 'i32' | 'u64' | 'i64' | 'u128' | 'pubkey' | 'string'
+  | 'u8'
+  | 'bool'
+  | 'u16'
+  | 'u32'
+  | 'i32'
+  | 'u64'
+  | 'i64'
+  | 'u128'
+  | 'pubkey'
+  | 'string'
   | { struct: Field[] }
   | { vec: FieldType };
 export type Field = readonly [name: string, type: FieldType];
@@ -67,17 +76,23 @@ class Reader {
       return items;
     }
     switch (type) {
-      case 'u8': return view[this.claim(1)]!;
+      case 'u8':
+        return view[this.claim(1)]!;
       case 'bool': {
         const byte = view[this.claim(1)]!;
         if (byte > 1) throw new RangeError(`invalid bool byte ${byte}`);
         return byte === 1;
       }
-      case 'u16': return view.readUInt16LE(this.claim(2));
-      case 'u32': return view.readUInt32LE(this.claim(4));
-      case 'i32': return view.readInt32LE(this.claim(4));
-      case 'u64': return view.readBigUInt64LE(this.claim(8));
-      case 'i64': return view.readBigInt64LE(this.claim(8));
+      case 'u16':
+        return view.readUInt16LE(this.claim(2));
+      case 'u32':
+        return view.readUInt32LE(this.claim(4));
+      case 'i32':
+        return view.readInt32LE(this.claim(4));
+      case 'u64':
+        return view.readBigUInt64LE(this.claim(8));
+      case 'i64':
+        return view.readBigInt64LE(this.claim(8));
       case 'u128': {
         const at = this.claim(16);
         return view.readBigUInt64LE(at) | (view.readBigUInt64LE(at + 8) << 64n);
@@ -128,13 +143,20 @@ function writeValue(parts: Buffer[], type: FieldType, value: Value | undefined, 
     return;
   }
   switch (type) {
-    case 'u8': return void sized(parts, 1).writeUInt8(Number(value));
-    case 'bool': return void sized(parts, 1).writeUInt8(value ? 1 : 0);
-    case 'u16': return void sized(parts, 2).writeUInt16LE(Number(value));
-    case 'u32': return void sized(parts, 4).writeUInt32LE(Number(value));
-    case 'i32': return void sized(parts, 4).writeInt32LE(Number(value));
-    case 'u64': return void sized(parts, 8).writeBigUInt64LE(BigInt(value as bigint));
-    case 'i64': return void sized(parts, 8).writeBigInt64LE(BigInt(value as bigint));
+    case 'u8':
+      return void sized(parts, 1).writeUInt8(Number(value));
+    case 'bool':
+      return void sized(parts, 1).writeUInt8(value ? 1 : 0);
+    case 'u16':
+      return void sized(parts, 2).writeUInt16LE(Number(value));
+    case 'u32':
+      return void sized(parts, 4).writeUInt32LE(Number(value));
+    case 'i32':
+      return void sized(parts, 4).writeInt32LE(Number(value));
+    case 'u64':
+      return void sized(parts, 8).writeBigUInt64LE(BigInt(value as bigint));
+    case 'i64':
+      return void sized(parts, 8).writeBigInt64LE(BigInt(value as bigint));
     case 'u128': {
       const big = BigInt(value as bigint);
       const buffer = sized(parts, 16);
@@ -181,6 +203,7 @@ function pubkeyBytes(text: string, path: string): Buffer {
 /** discriminator ‖ the first `fieldCount` fields (all by default). */
 export function encodeFields(layout: Layout, values: Record_, fieldCount = layout.fields.length): Buffer {
   const parts: Buffer[] = [Buffer.from(layout.discriminator, 'hex')];
-  for (const [name, type] of layout.fields.slice(0, fieldCount)) writeValue(parts, type, values[name], `${layout.name}.${name}`);
+  for (const [name, type] of layout.fields.slice(0, fieldCount))
+    writeValue(parts, type, values[name], `${layout.name}.${name}`);
   return Buffer.concat(parts);
 }

@@ -77,7 +77,10 @@ function walk(call: SolanaCall, depth: number, out: Flattened): void {
       walk(item, depth + 1, out);
     }
   }
-  out.logs.push(`Program ${call.programId} consumed ${1000 * depth} of 200000 compute units`, `Program ${call.programId} success`);
+  out.logs.push(
+    `Program ${call.programId} consumed ${1000 * depth} of 200000 compute units`,
+    `Program ${call.programId} success`,
+  );
 }
 
 export function buildTransaction(input: BuildTransactionInput): SolanaTransaction {
@@ -115,22 +118,32 @@ export function buildTransaction(input: BuildTransactionInput): SolanaTransactio
   input.instructions.forEach((call, top) => {
     const flat: Flattened = { logs, inner: [] };
     walk(call, 1, flat);
-    if (flat.inner.length > 0) innerInstructions.push({ index: top, instructions: flat.inner.map(({ call: c, depth }) => rpc(c, depth)) });
+    if (flat.inner.length > 0)
+      innerInstructions.push({ index: top, instructions: flat.inner.map(({ call: c, depth }) => rpc(c, depth)) });
   });
   let logMessages = input.logs ?? logs;
-  if (input.truncateLogsAfter !== undefined && !input.logs) logMessages = [...logs.slice(0, input.truncateLogsAfter), 'Log truncated'];
+  if (input.truncateLogsAfter !== undefined && !input.logs)
+    logMessages = [...logs.slice(0, input.truncateLogsAfter), 'Log truncated'];
 
-  const balances = (phase: 'pre' | 'post'): RpcTokenBalance[] => (input.tokenBalances ?? [])
-    .filter((balance) => balance[phase] !== undefined && balance[phase] !== null)
-    .map((balance) => {
-      const amount = balance[phase]!;
-      const ui = Number(amount) / 10 ** balance.decimals;
-      return {
-        accountIndex: index(balance.account), mint: balance.mint, owner: balance.owner,
-        programId: balance.programId ?? 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
-        uiTokenAmount: { amount: amount.toString(), decimals: balance.decimals, uiAmount: ui, uiAmountString: String(ui) },
-      };
-    });
+  const balances = (phase: 'pre' | 'post'): RpcTokenBalance[] =>
+    (input.tokenBalances ?? [])
+      .filter((balance) => balance[phase] !== undefined && balance[phase] !== null)
+      .map((balance) => {
+        const amount = balance[phase]!;
+        const ui = Number(amount) / 10 ** balance.decimals;
+        return {
+          accountIndex: index(balance.account),
+          mint: balance.mint,
+          owner: balance.owner,
+          programId: balance.programId ?? 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+          uiTokenAmount: {
+            amount: amount.toString(),
+            decimals: balance.decimals,
+            uiAmount: ui,
+            uiAmountString: String(ui),
+          },
+        };
+      });
 
   const isV0 = input.loadedAddresses !== undefined;
   return {

@@ -45,7 +45,7 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
   const logger = deps.logger?.child({ component: 'solana-decoder' });
   return {
     decodeTransaction(tx) {
-      if (!tx.meta || tx.meta.err !== null && tx.meta.err !== undefined) return { swaps: [], events: [] };
+      if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) return { swaps: [], events: [] };
       const keys = accountKeysOf(tx);
       const records = createTxRecords(tx, keys);
       for (const event of rawEventsOf(tx, instructionsOf(tx, keys))) {
@@ -56,7 +56,10 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
         } catch (error) {
           // One malformed event must not hide the others of the transaction.
           deps.metrics?.inc('solana_decode_errors');
-          logger?.warn({ signature: tx.transaction.signatures[0], program: event.programId, err: (error as Error).message }, 'undecodable solana event');
+          logger?.warn(
+            { signature: tx.transaction.signatures[0], program: event.programId, err: (error as Error).message },
+            'undecodable solana event',
+          );
         }
       }
       return records.finish();
@@ -67,8 +70,13 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
 function isTransaction(value: unknown): value is SolanaTransaction {
   if (typeof value !== 'object' || value === null) return false;
   const tx = value as Partial<SolanaTransaction>;
-  return typeof tx.slot === 'number' && typeof tx.transaction === 'object' && tx.transaction !== null
-    && Array.isArray(tx.transaction.signatures) && typeof tx.transaction.message === 'object';
+  return (
+    typeof tx.slot === 'number' &&
+    typeof tx.transaction === 'object' &&
+    tx.transaction !== null &&
+    Array.isArray(tx.transaction.signatures) &&
+    typeof tx.transaction.message === 'object'
+  );
 }
 
 /**
@@ -76,12 +84,13 @@ function isTransaction(value: unknown): value is SolanaTransaction {
  * text, or an array of either). Throws TypeError on anything else.
  */
 export function decodeSolanaJson(json: unknown, deps: SolanaDecoderDeps = {}): DecodedTransaction {
-  const value = typeof json === 'string' ? JSON.parse(json) as unknown : json;
+  const value = typeof json === 'string' ? (JSON.parse(json) as unknown) : json;
   const items = Array.isArray(value) ? value : [value];
   const decoder = createSolanaDecoder(deps);
   const out: DecodedTransaction = { swaps: [], events: [] };
   for (const item of items) {
-    const candidate = typeof item === 'object' && item !== null && 'result' in item ? (item as { result: unknown }).result : item;
+    const candidate =
+      typeof item === 'object' && item !== null && 'result' in item ? (item as { result: unknown }).result : item;
     if (candidate === null && typeof item === 'object' && item !== null && 'result' in item) continue; // tx not found
     if (!isTransaction(candidate)) throw new TypeError('not a Solana getTransaction result (json encoding)');
     const decoded = decoder.decodeTransaction(candidate);

@@ -73,15 +73,27 @@ function mergeBalances(parts: CallPart[]): TokenBalanceSpec[] {
   return [...byAccount.values()];
 }
 
-const jsonSafe = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value instanceof Uint8Array ? Buffer.from(value).toString('hex') : value);
+const jsonSafe = (_key: string, value: unknown) =>
+  typeof value === 'bigint'
+    ? value.toString()
+    : value instanceof Uint8Array
+      ? Buffer.from(value).toString('hex')
+      : value;
 
 /** A transaction of one or more protocol calls (each a top-level instruction, or under `router`). */
 export function encodeCalls(envelope: TxEnvelope, parts: CallPart[]): SolanaTransaction {
   const first = parts[0];
   if (!first) throw new RangeError('no calls to encode');
-  const instructions = parts.map(({ call }) => (envelope.router
-    ? { programId: envelope.router, accounts: [...call.accounts, call.programId], data: Uint8Array.of(1), body: [call] }
-    : call));
+  const instructions = parts.map(({ call }) =>
+    envelope.router
+      ? {
+          programId: envelope.router,
+          accounts: [...call.accounts, call.programId],
+          data: Uint8Array.of(1),
+          body: [call],
+        }
+      : call,
+  );
   return buildTransaction({
     signature: envelope.signature ?? solanaSignature(JSON.stringify([envelope.slot, instructions], jsonSafe)),
     slot: envelope.slot,

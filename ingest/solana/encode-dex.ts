@@ -3,10 +3,25 @@ import { solanaAddress } from './address.ts';
 import { encodeFields, type Record_ } from './borsh.ts';
 import { emitEvent, type EmitMode } from './build.ts';
 import { PROGRAMS, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, WSOL_MINT } from './constants.ts';
-import { anchorIx, associatedTokenAddress, encodeCalls, u64le, type CallPart, type TxEnvelope } from './encode-common.ts';
 import {
-  CLMM_SWAP, CPMM_SWAP, CPMM_SWAP_LAYOUTS, DBC_CURVE_COMPLETE, DBC_SWAP, DBC_SWAP2, LAUNCHLAB_TRADE,
-  type ClmmSwapEvent, type CpmmSwapEvent, type LaunchLabTradeEvent,
+  anchorIx,
+  associatedTokenAddress,
+  encodeCalls,
+  u64le,
+  type CallPart,
+  type TxEnvelope,
+} from './encode-common.ts';
+import {
+  CLMM_SWAP,
+  CPMM_SWAP,
+  CPMM_SWAP_LAYOUTS,
+  DBC_CURVE_COMPLETE,
+  DBC_SWAP,
+  DBC_SWAP2,
+  LAUNCHLAB_TRADE,
+  type ClmmSwapEvent,
+  type CpmmSwapEvent,
+  type LaunchLabTradeEvent,
 } from './layouts.ts';
 import { findProgramAddress } from './pda.ts';
 import { encodeRayLog } from './raylog.ts';
@@ -29,7 +44,10 @@ export type LaunchLabTradeInput = Omit<LaunchLabTradeEvent, 'tradeDirection' | '
 export function launchLabTradeCall(input: LaunchLabTradeInput, emit: EmitMode = 'cpi'): CallPart {
   const quoteMint = input.quoteMint ?? WSOL_MINT;
   const isBuy = input.side === 'buy';
-  const event = encodeFields(LAUNCHLAB_TRADE, asRecord({ ...input, tradeDirection: isBuy ? 0 : 1, exactIn: input.exactIn ?? true }));
+  const event = encodeFields(
+    LAUNCHLAB_TRADE,
+    asRecord({ ...input, tradeDirection: isBuy ? 0 : 1, exactIn: input.exactIn ?? true }),
+  );
   const userBase = associatedTokenAddress(input.payer, input.baseMint);
   const userQuote = associatedTokenAddress(input.payer, quoteMint);
   const baseVault = solanaAddress(`launchlab:base-vault:${input.poolState}`);
@@ -39,15 +57,46 @@ export function launchLabTradeCall(input: LaunchLabTradeInput, emit: EmitMode = 
   return {
     call: {
       programId: PROGRAMS.launchlab,
-      accounts: [input.payer, solanaAddress('launchlab:authority'), solanaAddress('launchlab:global-config'), solanaAddress('launchlab:platform-config'),
-        input.poolState, userBase, userQuote, baseVault, quoteVault, input.baseMint, quoteMint, TOKEN_PROGRAM, TOKEN_PROGRAM, authorityOf(PROGRAMS.launchlab), PROGRAMS.launchlab],
+      accounts: [
+        input.payer,
+        solanaAddress('launchlab:authority'),
+        solanaAddress('launchlab:global-config'),
+        solanaAddress('launchlab:platform-config'),
+        input.poolState,
+        userBase,
+        userQuote,
+        baseVault,
+        quoteVault,
+        input.baseMint,
+        quoteMint,
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        authorityOf(PROGRAMS.launchlab),
+        PROGRAMS.launchlab,
+      ],
       data: Buffer.concat([anchorIx(isBuy ? 'buy_exact_in' : 'sell_exact_in'), u64le(input.amountIn, 0n, 0n)]),
-      body: [`Program log: Instruction: ${isBuy ? 'BuyExactIn' : 'SellExactIn'}`, ...emitEvent(PROGRAMS.launchlab, event, emit)],
+      body: [
+        `Program log: Instruction: ${isBuy ? 'BuyExactIn' : 'SellExactIn'}`,
+        ...emitEvent(PROGRAMS.launchlab, event, emit),
+      ],
     },
     balances: [
-      { account: userBase, mint: input.baseMint, owner: input.payer, decimals: baseDecimals, pre: isBuy ? 0n : tokens, post: input.userBaseBalance ?? (isBuy ? tokens : 0n) },
-      { account: baseVault, mint: input.baseMint, owner: input.poolState, decimals: baseDecimals,
-        pre: input.totalBaseSell - input.realBaseBefore, post: input.totalBaseSell - input.realBaseAfter },
+      {
+        account: userBase,
+        mint: input.baseMint,
+        owner: input.payer,
+        decimals: baseDecimals,
+        pre: isBuy ? 0n : tokens,
+        post: input.userBaseBalance ?? (isBuy ? tokens : 0n),
+      },
+      {
+        account: baseVault,
+        mint: input.baseMint,
+        owner: input.poolState,
+        decimals: baseDecimals,
+        pre: input.totalBaseSell - input.realBaseBefore,
+        post: input.totalBaseSell - input.realBaseAfter,
+      },
     ],
     feePayer: input.payer,
   };
@@ -57,7 +106,12 @@ export function encodeLaunchLabTrade(input: LaunchLabTradeInput & TxEnvelope): S
   return encodeCalls(input, [launchLabTradeCall(input, input.emit)]);
 }
 
-interface DbcFeesInput { tradingFee: bigint; protocolFee: bigint; referralFee?: bigint; nextSqrtPrice?: bigint }
+interface DbcFeesInput {
+  tradingFee: bigint;
+  protocolFee: bigint;
+  referralFee?: bigint;
+  nextSqrtPrice?: bigint;
+}
 export type MeteoraDbcSwapInput = DbcFeesInput & {
   version: 1 | 2;
   pool: string;
@@ -83,34 +137,87 @@ export function meteoraDbcSwapCall(input: MeteoraDbcSwapInput, emit: EmitMode = 
   const quoteMint = input.quoteMint ?? WSOL_MINT;
   const config = input.config ?? solanaAddress(`dbc:config:${input.pool}`);
   const isBuy = input.side === 'buy';
-  const fees = { nextSqrtPrice: input.nextSqrtPrice ?? 1n << 64n, tradingFee: input.tradingFee, protocolFee: input.protocolFee, referralFee: input.referralFee ?? 0n };
+  const fees = {
+    nextSqrtPrice: input.nextSqrtPrice ?? 1n << 64n,
+    tradingFee: input.tradingFee,
+    protocolFee: input.protocolFee,
+    referralFee: input.referralFee ?? 0n,
+  };
   const head = { pool: input.pool, config, tradeDirection: isBuy ? 1 : 0, hasReferral: (input.referralFee ?? 0n) > 0n };
-  const event = input.version === 1
-    ? encodeFields(DBC_SWAP, asRecord({
-      ...head, params: { amountIn: input.amountIn, minimumAmountOut: 0n },
-      swapResult: { actualInputAmount: input.amountIn, outputAmount: input.amountOut, ...fees },
-      amountIn: input.amountIn, currentTimestamp: input.currentTimestamp,
-    }))
-    : encodeFields(DBC_SWAP2, asRecord({
-      ...head, swapParameters: { amount0: input.amountIn, amount1: 0n, swapMode: 0 },
-      swapResult: { includedFeeInputAmount: input.amountIn, excludedFeeInputAmount: input.amountIn - input.tradingFee - input.protocolFee - fees.referralFee, amountLeft: 0n, outputAmount: input.amountOut, ...fees },
-      quoteReserveAmount: input.quoteReserveAmount ?? 0n, migrationThreshold: input.migrationThreshold ?? 0n, currentTimestamp: input.currentTimestamp,
-    }));
+  const event =
+    input.version === 1
+      ? encodeFields(
+          DBC_SWAP,
+          asRecord({
+            ...head,
+            params: { amountIn: input.amountIn, minimumAmountOut: 0n },
+            swapResult: { actualInputAmount: input.amountIn, outputAmount: input.amountOut, ...fees },
+            amountIn: input.amountIn,
+            currentTimestamp: input.currentTimestamp,
+          }),
+        )
+      : encodeFields(
+          DBC_SWAP2,
+          asRecord({
+            ...head,
+            swapParameters: { amount0: input.amountIn, amount1: 0n, swapMode: 0 },
+            swapResult: {
+              includedFeeInputAmount: input.amountIn,
+              excludedFeeInputAmount: input.amountIn - input.tradingFee - input.protocolFee - fees.referralFee,
+              amountLeft: 0n,
+              outputAmount: input.amountOut,
+              ...fees,
+            },
+            quoteReserveAmount: input.quoteReserveAmount ?? 0n,
+            migrationThreshold: input.migrationThreshold ?? 0n,
+            currentTimestamp: input.currentTimestamp,
+          }),
+        );
   const body = ['Program log: Instruction: Swap', ...emitEvent(PROGRAMS.meteoraDbc, event, emit)];
-  if (input.curveComplete) body.push(...emitEvent(PROGRAMS.meteoraDbc, encodeFields(DBC_CURVE_COMPLETE, asRecord({ pool: input.pool, config, ...input.curveComplete })), emit));
+  if (input.curveComplete)
+    body.push(
+      ...emitEvent(
+        PROGRAMS.meteoraDbc,
+        encodeFields(DBC_CURVE_COMPLETE, asRecord({ pool: input.pool, config, ...input.curveComplete })),
+        emit,
+      ),
+    );
   const userBase = associatedTokenAddress(input.payer, input.baseMint);
   const userQuote = associatedTokenAddress(input.payer, quoteMint);
   const tokens = isBuy ? input.amountOut : input.amountIn;
   return {
     call: {
       programId: PROGRAMS.meteoraDbc,
-      accounts: [solanaAddress('dbc:pool-authority'), config, input.pool, isBuy ? userQuote : userBase, isBuy ? userBase : userQuote,
-        solanaAddress(`dbc:base-vault:${input.pool}`), solanaAddress(`dbc:quote-vault:${input.pool}`), input.baseMint, quoteMint, input.payer,
-        TOKEN_PROGRAM, TOKEN_PROGRAM, PROGRAMS.meteoraDbc, authorityOf(PROGRAMS.meteoraDbc), PROGRAMS.meteoraDbc],
+      accounts: [
+        solanaAddress('dbc:pool-authority'),
+        config,
+        input.pool,
+        isBuy ? userQuote : userBase,
+        isBuy ? userBase : userQuote,
+        solanaAddress(`dbc:base-vault:${input.pool}`),
+        solanaAddress(`dbc:quote-vault:${input.pool}`),
+        input.baseMint,
+        quoteMint,
+        input.payer,
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        PROGRAMS.meteoraDbc,
+        authorityOf(PROGRAMS.meteoraDbc),
+        PROGRAMS.meteoraDbc,
+      ],
       data: Buffer.concat([anchorIx('swap'), u64le(input.amountIn, 0n)]),
       body,
     },
-    balances: [{ account: userBase, mint: input.baseMint, owner: input.payer, decimals: input.baseDecimals ?? 6, pre: isBuy ? 0n : tokens, post: input.userBaseBalance ?? (isBuy ? tokens : 0n) }],
+    balances: [
+      {
+        account: userBase,
+        mint: input.baseMint,
+        owner: input.payer,
+        decimals: input.baseDecimals ?? 6,
+        pre: isBuy ? 0n : tokens,
+        post: input.userBaseBalance ?? (isBuy ? tokens : 0n),
+      },
+    ],
     feePayer: input.payer,
   };
 }
@@ -147,13 +254,30 @@ export function raydiumAmmV4SwapCall(input: RaydiumAmmV4SwapInput): CallPart {
   const authority = '5Q544fKrFoe6tsEbD7S8EmxGTJYAKtTVhAW5Q5pge4j1';
   const serum = Array.from({ length: 8 }, (_, i) => solanaAddress(`ray:serum:${input.amm}:${i}`));
   const form = input.accountCount ?? 18;
-  const accounts = form === 8
-    ? [TOKEN_PROGRAM, input.amm, authority, coinVault, pcVault, source, dest, input.owner]
-    : [TOKEN_PROGRAM, input.amm, authority, solanaAddress(`ray:open-orders:${input.amm}`),
-      ...(form === 18 ? [solanaAddress(`ray:target-orders:${input.amm}`)] : []), coinVault, pcVault, ...serum, source, dest, input.owner];
+  const accounts =
+    form === 8
+      ? [TOKEN_PROGRAM, input.amm, authority, coinVault, pcVault, source, dest, input.owner]
+      : [
+          TOKEN_PROGRAM,
+          input.amm,
+          authority,
+          solanaAddress(`ray:open-orders:${input.amm}`),
+          ...(form === 18 ? [solanaAddress(`ray:target-orders:${input.amm}`)] : []),
+          coinVault,
+          pcVault,
+          ...serum,
+          source,
+          dest,
+          input.owner,
+        ];
   const log = encodeRayLog({
-    kind: input.kind, direction: pcToCoin ? 1n : 2n, userSource: input.amountIn * 10n,
-    poolCoin: input.poolCoin, poolPc: input.poolPc, amountIn: input.amountIn, amountOut: input.amountOut,
+    kind: input.kind,
+    direction: pcToCoin ? 1n : 2n,
+    userSource: input.amountIn * 10n,
+    poolCoin: input.poolCoin,
+    poolPc: input.poolPc,
+    amountIn: input.amountIn,
+    amountOut: input.amountOut,
     limit: input.kind === 'swapBaseIn' ? input.amountOut : input.amountIn,
   });
   const [coinDelta, pcDelta] = pcToCoin ? [-input.amountOut, input.amountIn] : [input.amountIn, -input.amountOut];
@@ -161,13 +285,37 @@ export function raydiumAmmV4SwapCall(input: RaydiumAmmV4SwapInput): CallPart {
     call: {
       programId: PROGRAMS.raydiumAmmV4,
       accounts,
-      data: Buffer.concat([Uint8Array.of(input.kind === 'swapBaseIn' ? 9 : 11), u64le(input.amountIn, input.amountOut)]),
+      data: Buffer.concat([
+        Uint8Array.of(input.kind === 'swapBaseIn' ? 9 : 11),
+        u64le(input.amountIn, input.amountOut),
+      ]),
       body: [`Program log: ray_log: ${log}`],
     },
     balances: [
-      { account: coinVault, mint: input.coinMint, owner: authority, decimals: input.coinDecimals, pre: input.poolCoin, post: input.poolCoin + coinDelta },
-      { account: pcVault, mint: input.pcMint, owner: authority, decimals: input.pcDecimals, pre: input.poolPc, post: input.poolPc + pcDelta },
-      { account: userCoin, mint: input.coinMint, owner: input.owner, decimals: input.coinDecimals, pre: pcToCoin ? 0n : input.amountIn, post: pcToCoin ? input.amountOut : 0n },
+      {
+        account: coinVault,
+        mint: input.coinMint,
+        owner: authority,
+        decimals: input.coinDecimals,
+        pre: input.poolCoin,
+        post: input.poolCoin + coinDelta,
+      },
+      {
+        account: pcVault,
+        mint: input.pcMint,
+        owner: authority,
+        decimals: input.pcDecimals,
+        pre: input.poolPc,
+        post: input.poolPc + pcDelta,
+      },
+      {
+        account: userCoin,
+        mint: input.coinMint,
+        owner: input.owner,
+        decimals: input.coinDecimals,
+        pre: pcToCoin ? 0n : input.amountIn,
+        post: pcToCoin ? input.amountOut : 0n,
+      },
     ],
     feePayer: input.owner,
   };
@@ -177,32 +325,67 @@ export function encodeRaydiumAmmV4Swap(input: RaydiumAmmV4SwapInput & TxEnvelope
   return encodeCalls(input, [raydiumAmmV4SwapCall(input)]);
 }
 
-export type RaydiumCpmmSwapInput = Partial<CpmmSwapEvent> & Pick<CpmmSwapEvent, 'poolId' | 'inputVaultBefore' | 'outputVaultBefore' | 'inputAmount' | 'outputAmount'> & {
-  layout: keyof typeof CPMM_SWAP_LAYOUTS;
-  payer: string;
-  inputMint: string;
-  outputMint: string;
-  inputDecimals: number;
-  outputDecimals: number;
-};
+export type RaydiumCpmmSwapInput = Partial<CpmmSwapEvent> &
+  Pick<CpmmSwapEvent, 'poolId' | 'inputVaultBefore' | 'outputVaultBefore' | 'inputAmount' | 'outputAmount'> & {
+    layout: keyof typeof CPMM_SWAP_LAYOUTS;
+    payer: string;
+    inputMint: string;
+    outputMint: string;
+    inputDecimals: number;
+    outputDecimals: number;
+  };
 
 export function raydiumCpmmSwapCall(input: RaydiumCpmmSwapInput, emit: EmitMode = 'cpi'): CallPart {
-  const values: CpmmSwapEvent = { inputTransferFee: 0n, outputTransferFee: 0n, baseInput: true, tradeFee: 0n, creatorFee: 0n, creatorFeeOnInput: true, ...input };
+  const values: CpmmSwapEvent = {
+    inputTransferFee: 0n,
+    outputTransferFee: 0n,
+    baseInput: true,
+    tradeFee: 0n,
+    creatorFee: 0n,
+    creatorFeeOnInput: true,
+    ...input,
+  };
   const event = encodeFields(CPMM_SWAP, asRecord(values), CPMM_SWAP_LAYOUTS[input.layout]);
   const userIn = associatedTokenAddress(input.payer, input.inputMint);
   const userOut = associatedTokenAddress(input.payer, input.outputMint);
   return {
     call: {
       programId: PROGRAMS.raydiumCpmm,
-      accounts: [input.payer, solanaAddress('cpmm:authority'), solanaAddress('cpmm:amm-config'), input.poolId, userIn, userOut,
-        solanaAddress(`cpmm:vault:${input.poolId}:${input.inputMint}`), solanaAddress(`cpmm:vault:${input.poolId}:${input.outputMint}`),
-        TOKEN_PROGRAM, TOKEN_PROGRAM, input.inputMint, input.outputMint, solanaAddress(`cpmm:observation:${input.poolId}`)],
+      accounts: [
+        input.payer,
+        solanaAddress('cpmm:authority'),
+        solanaAddress('cpmm:amm-config'),
+        input.poolId,
+        userIn,
+        userOut,
+        solanaAddress(`cpmm:vault:${input.poolId}:${input.inputMint}`),
+        solanaAddress(`cpmm:vault:${input.poolId}:${input.outputMint}`),
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        input.inputMint,
+        input.outputMint,
+        solanaAddress(`cpmm:observation:${input.poolId}`),
+      ],
       data: Buffer.concat([anchorIx('swap_base_input'), u64le(input.inputAmount, 0n)]),
       body: ['Program log: Instruction: SwapBaseInput', ...emitEvent(PROGRAMS.raydiumCpmm, event, emit)],
     },
     balances: [
-      { account: userIn, mint: input.inputMint, owner: input.payer, decimals: input.inputDecimals, pre: input.inputAmount, post: 0n },
-      { account: userOut, mint: input.outputMint, owner: input.payer, decimals: input.outputDecimals, pre: 0n, post: input.outputAmount },
+      {
+        account: userIn,
+        mint: input.inputMint,
+        owner: input.payer,
+        decimals: input.inputDecimals,
+        pre: input.inputAmount,
+        post: 0n,
+      },
+      {
+        account: userOut,
+        mint: input.outputMint,
+        owner: input.payer,
+        decimals: input.outputDecimals,
+        pre: 0n,
+        post: input.outputAmount,
+      },
     ],
     feePayer: input.payer,
   };
@@ -212,36 +395,71 @@ export function encodeRaydiumCpmmSwap(input: RaydiumCpmmSwapInput & TxEnvelope):
   return encodeCalls(input, [raydiumCpmmSwapCall(input, input.emit)]);
 }
 
-export type RaydiumClmmSwapInput = Partial<ClmmSwapEvent> & Pick<ClmmSwapEvent, 'poolState' | 'sender' | 'amount0' | 'amount1' | 'zeroForOne'> & {
-  mint0: string;
-  mint1: string;
-  decimals0: number;
-  decimals1: number;
-};
+export type RaydiumClmmSwapInput = Partial<ClmmSwapEvent> &
+  Pick<ClmmSwapEvent, 'poolState' | 'sender' | 'amount0' | 'amount1' | 'zeroForOne'> & {
+    mint0: string;
+    mint1: string;
+    decimals0: number;
+    decimals1: number;
+  };
 
 export function raydiumClmmSwapCall(input: RaydiumClmmSwapInput, emit: EmitMode = 'log'): CallPart {
   const account0 = associatedTokenAddress(input.sender, input.mint0);
   const account1 = associatedTokenAddress(input.sender, input.mint1);
   const values: ClmmSwapEvent = {
-    tokenAccount0: account0, tokenAccount1: account1, transferFee0: 0n, transferFee1: 0n,
-    sqrtPriceX64: 1n << 64n, liquidity: 1_000_000_000n, tick: 0, ...input,
+    tokenAccount0: account0,
+    tokenAccount1: account1,
+    transferFee0: 0n,
+    transferFee1: 0n,
+    sqrtPriceX64: 1n << 64n,
+    liquidity: 1_000_000_000n,
+    tick: 0,
+    ...input,
   };
   const event = encodeFields(CLMM_SWAP, asRecord(values));
   const [inMint, outMint, inAccount, outAccount] = input.zeroForOne
-    ? [input.mint0, input.mint1, account0, account1] : [input.mint1, input.mint0, account1, account0];
+    ? [input.mint0, input.mint1, account0, account1]
+    : [input.mint1, input.mint0, account1, account0];
   const vault = (mint: string) => solanaAddress(`clmm:vault:${input.poolState}:${mint}`);
   const [in0, in1] = input.zeroForOne ? [input.amount0, 0n] : [0n, input.amount1];
   return {
     call: {
       programId: PROGRAMS.raydiumClmm,
-      accounts: [input.sender, solanaAddress('clmm:amm-config'), input.poolState, inAccount, outAccount, vault(inMint), vault(outMint),
-        solanaAddress(`clmm:observation:${input.poolState}`), TOKEN_PROGRAM, TOKEN_2022_PROGRAM, solanaAddress('memo'), inMint, outMint],
+      accounts: [
+        input.sender,
+        solanaAddress('clmm:amm-config'),
+        input.poolState,
+        inAccount,
+        outAccount,
+        vault(inMint),
+        vault(outMint),
+        solanaAddress(`clmm:observation:${input.poolState}`),
+        TOKEN_PROGRAM,
+        TOKEN_2022_PROGRAM,
+        solanaAddress('memo'),
+        inMint,
+        outMint,
+      ],
       data: Buffer.concat([anchorIx('swap_v2'), u64le(input.zeroForOne ? input.amount0 : input.amount1, 0n)]),
       body: ['Program log: Instruction: SwapV2', ...emitEvent(PROGRAMS.raydiumClmm, event, emit)],
     },
     balances: [
-      { account: account0, mint: input.mint0, owner: input.sender, decimals: input.decimals0, pre: in0, post: input.zeroForOne ? 0n : input.amount0 },
-      { account: account1, mint: input.mint1, owner: input.sender, decimals: input.decimals1, pre: in1, post: input.zeroForOne ? input.amount1 : 0n },
+      {
+        account: account0,
+        mint: input.mint0,
+        owner: input.sender,
+        decimals: input.decimals0,
+        pre: in0,
+        post: input.zeroForOne ? 0n : input.amount0,
+      },
+      {
+        account: account1,
+        mint: input.mint1,
+        owner: input.sender,
+        decimals: input.decimals1,
+        pre: in1,
+        post: input.zeroForOne ? input.amount1 : 0n,
+      },
     ],
     feePayer: input.sender,
   };
@@ -250,4 +468,3 @@ export function raydiumClmmSwapCall(input: RaydiumClmmSwapInput, emit: EmitMode 
 export function encodeRaydiumClmmSwap(input: RaydiumClmmSwapInput & TxEnvelope): SolanaTransaction {
   return encodeCalls(input, [raydiumClmmSwapCall(input, input.emit)]);
 }
-

@@ -12,14 +12,50 @@ export type { SolanaCall, TokenBalanceSpec, BuildTransactionInput, EmitMode } fr
 export { encodeCalls, associatedTokenAddress, ceilFee } from './encode-common.ts';
 export type { TxEnvelope, CallPart } from './encode-common.ts';
 export {
-  encodePumpTrade, encodePumpCreate, encodePumpComplete, encodePumpMigration, encodePumpSwapBuy, encodePumpSwapSell,
-  pumpTradeCall, pumpCreateCall, pumpSwapBuyCall, pumpSwapSellCall, pumpTradeEvent, pumpTradeEventBytes,
+  encodePumpTrade,
+  encodePumpCreate,
+  encodePumpComplete,
+  encodePumpMigration,
+  encodePumpSwapBuy,
+  encodePumpSwapSell,
+  pumpTradeCall,
+  pumpCreateCall,
+  pumpSwapBuyCall,
+  pumpSwapSellCall,
+  pumpTradeEvent,
+  pumpTradeEventBytes,
 } from './encode.ts';
-export type { PumpTradeInput, PumpCreateInput, PumpCompleteInput, PumpMigrationInput, PumpSwapTradeInput } from './encode.ts';
+export type {
+  PumpTradeInput,
+  PumpCreateInput,
+  PumpCompleteInput,
+  PumpMigrationInput,
+  PumpSwapTradeInput,
+} from './encode.ts';
 export {
-  encodeLaunchLabTrade, encodeMeteoraDbcSwap, encodeRaydiumAmmV4Swap, encodeRaydiumCpmmSwap, encodeRaydiumClmmSwap,
-  launchLabTradeCall, meteoraDbcSwapCall, raydiumAmmV4SwapCall, raydiumCpmmSwapCall, raydiumClmmSwapCall,
+  encodeLaunchLabTrade,
+  encodeMeteoraDbcSwap,
+  encodeRaydiumAmmV4Swap,
+  encodeRaydiumCpmmSwap,
+  encodeRaydiumClmmSwap,
+  launchLabTradeCall,
+  meteoraDbcSwapCall,
+  raydiumAmmV4SwapCall,
+  raydiumCpmmSwapCall,
+  raydiumClmmSwapCall,
 } from './encode-dex.ts';
-export type { LaunchLabTradeInput, MeteoraDbcSwapInput, RaydiumAmmV4SwapInput, RaydiumCpmmSwapInput, RaydiumClmmSwapInput } from './encode-dex.ts';
-export { PUMP_TRADE_LAYOUTS, PUMP_CREATE_LAYOUTS, PUMPSWAP_BUY_LAYOUTS, PUMPSWAP_SELL_LAYOUTS, CPMM_SWAP_LAYOUTS } from './layouts.ts';
+export type {
+  LaunchLabTradeInput,
+  MeteoraDbcSwapInput,
+  RaydiumAmmV4SwapInput,
+  RaydiumCpmmSwapInput,
+  RaydiumClmmSwapInput,
+} from './encode-dex.ts';
+export {
+  PUMP_TRADE_LAYOUTS,
+  PUMP_CREATE_LAYOUTS,
+  PUMPSWAP_BUY_LAYOUTS,
+  PUMPSWAP_SELL_LAYOUTS,
+  CPMM_SWAP_LAYOUTS,
+} from './layouts.ts';
 export type { PumpTradeLayout, PumpCreateLayout, PumpSwapLayout } from './layouts.ts';

@@ -1,9 +1,14 @@
 // Meteora DBC EvtSwap / EvtSwap2 / EvtCurveComplete → swaps and curve events (CHAINS.md §1.7).
-import { fromInt, pct, toString } from '../../core/decimal.ts';
+import { fromInt, pct, decToString } from '../../core/decimal.ts';
 import { decodeFields } from './borsh.ts';
 import { DISC } from './constants.ts';
 import {
-  DBC_CURVE_COMPLETE, DBC_SWAP, DBC_SWAP2, type DbcCurveCompleteEvent, type DbcSwap2Event, type DbcSwapEvent,
+  DBC_CURVE_COMPLETE,
+  DBC_SWAP,
+  DBC_SWAP2,
+  type DbcCurveCompleteEvent,
+  type DbcSwap2Event,
+  type DbcSwapEvent,
 } from './layouts.ts';
 import type { SwapFields, TxRecords } from './records.ts';
 import type { RawEvent } from './transaction.ts';
@@ -23,29 +28,41 @@ function swapAccounts(event: RawEvent, pool: string): { base: string; quote: str
  * 1 = QuoteToBase is a buy. Fees (trading + protocol + referral) are taken in the quote mint.
  */
 function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
-  const e = version === 1
-    ? decodeFields(DBC_SWAP, event.bytes.subarray(8)) as unknown as DbcSwapEvent
-    : decodeFields(DBC_SWAP2, event.bytes.subarray(8)) as unknown as DbcSwap2Event;
+  const e =
+    version === 1
+      ? (decodeFields(DBC_SWAP, event.bytes.subarray(8)) as unknown as DbcSwapEvent)
+      : (decodeFields(DBC_SWAP2, event.bytes.subarray(8)) as unknown as DbcSwap2Event);
   const accounts = swapAccounts(event, e.pool);
   if (!accounts) throw new RangeError(`dbc pool ${e.pool}: swap instruction accounts not found`);
   const tokenDecimals = records.decimalsOf(accounts.base);
   const quoteDecimals = records.decimalsOf(accounts.quote);
   if (tokenDecimals === null || quoteDecimals === null) throw new RangeError(`dbc ${accounts.base}: unknown decimals`);
-  const input = 'actualInputAmount' in e.swapResult ? e.swapResult.actualInputAmount : e.swapResult.includedFeeInputAmount;
+  const input =
+    'actualInputAmount' in e.swapResult ? e.swapResult.actualInputAmount : e.swapResult.includedFeeInputAmount;
   const output = e.swapResult.outputAmount;
   const isBuy = e.tradeDirection === 1;
   const { tradingFee, protocolFee, referralFee } = e.swapResult;
   const fields: SwapFields = {
-    token: accounts.base, quoteAsset: accounts.quote,
-    tokenAmount: (isBuy ? output : input).toString(), tokenDecimals,
-    quoteAmount: (isBuy ? input : output).toString(), quoteDecimals,
+    token: accounts.base,
+    quoteAsset: accounts.quote,
+    tokenAmount: (isBuy ? output : input).toString(),
+    tokenDecimals,
+    quoteAmount: (isBuy ? input : output).toString(),
+    quoteDecimals,
     side: isBuy ? 'buy' : 'sell',
-    trader: accounts.payer, pool: e.pool, dex: 'meteora-dbc', launchpad: 'meteora-dbc',
+    trader: accounts.payer,
+    pool: e.pool,
+    dex: 'meteora-dbc',
+    launchpad: 'meteora-dbc',
   };
   if ('migrationThreshold' in e && e.migrationThreshold > 0n) {
     const progress = pct(fromInt(e.quoteReserveAmount), fromInt(e.migrationThreshold));
     const complete = e.quoteReserveAmount >= e.migrationThreshold;
-    fields.curve = { progressPct: toString(complete ? fromInt(100) : progress), realQuoteReserves: e.quoteReserveAmount.toString(), complete };
+    fields.curve = {
+      progressPct: decToString(complete ? fromInt(100) : progress),
+      realQuoteReserves: e.quoteReserveAmount.toString(),
+      complete,
+    };
   }
   fields.fees = { platform: (tradingFee + protocolFee + referralFee).toString() };
   records.swap(fields, e.currentTimestamp);

@@ -24,22 +24,33 @@ export interface PairLeg {
 }
 
 /** The token/quote/side/amount fields of a swap from the user's in and out legs. */
-export function pairFields(records: TxRecords, leg: PairLeg, quote: string): Pick<SwapFields,
-  'token' | 'quoteAsset' | 'tokenAmount' | 'tokenDecimals' | 'quoteAmount' | 'quoteDecimals' | 'side' | 'reserves'> {
+export function pairFields(
+  records: TxRecords,
+  leg: PairLeg,
+  quote: string,
+): Pick<
+  SwapFields,
+  'token' | 'quoteAsset' | 'tokenAmount' | 'tokenDecimals' | 'quoteAmount' | 'quoteDecimals' | 'side' | 'reserves'
+> {
   const tokenIsInput = quote === leg.mintOut;
   const token = tokenIsInput ? leg.mintIn : leg.mintOut;
   const tokenDecimals = records.decimalsOf(token);
   const quoteDecimals = records.decimalsOf(quote);
   if (tokenDecimals === null || quoteDecimals === null) throw new RangeError(`unknown decimals for ${token}/${quote}`);
   const [tokenAmount, quoteAmount] = tokenIsInput ? [leg.amountIn, leg.amountOut] : [leg.amountOut, leg.amountIn];
-  const reserves = leg.reservesIn !== undefined && leg.reservesOut !== undefined
-    ? (tokenIsInput
-      ? { token: leg.reservesIn.toString(), quote: leg.reservesOut.toString() }
-      : { token: leg.reservesOut.toString(), quote: leg.reservesIn.toString() })
-    : undefined;
+  const reserves =
+    leg.reservesIn !== undefined && leg.reservesOut !== undefined
+      ? tokenIsInput
+        ? { token: leg.reservesIn.toString(), quote: leg.reservesOut.toString() }
+        : { token: leg.reservesOut.toString(), quote: leg.reservesIn.toString() }
+      : undefined;
   const fields: ReturnType<typeof pairFields> = {
-    token, quoteAsset: quote, tokenDecimals, quoteDecimals,
-    tokenAmount: tokenAmount.toString(), quoteAmount: quoteAmount.toString(),
+    token,
+    quoteAsset: quote,
+    tokenDecimals,
+    quoteDecimals,
+    tokenAmount: tokenAmount.toString(),
+    quoteAmount: quoteAmount.toString(),
     side: tokenIsInput ? 'sell' : 'buy',
   };
   if (reserves) fields.reserves = reserves;

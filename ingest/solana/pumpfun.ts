@@ -1,12 +1,24 @@
 // pump.fun bonding-curve events → swaps and token lifecycle events (CHAINS.md §1.2).
-import { fromInt, pct, toString } from '../../core/decimal.ts';
+import { fromInt, pct, decToString } from '../../core/decimal.ts';
 import { decodeFields } from './borsh.ts';
 import {
-  DEFAULT_PUBKEY, DISC, PUMP_DECIMALS, PUMP_INITIAL_REAL_TOKEN_RESERVES, PUMP_TOTAL_SUPPLY, SOL_DECIMALS, WSOL_MINT,
+  DEFAULT_PUBKEY,
+  DISC,
+  PUMP_DECIMALS,
+  PUMP_INITIAL_REAL_TOKEN_RESERVES,
+  PUMP_TOTAL_SUPPLY,
+  SOL_DECIMALS,
+  WSOL_MINT,
 } from './constants.ts';
 import {
-  PUMP_COMPLETE, PUMP_CREATE, PUMP_MIGRATION, PUMP_TRADE,
-  type PumpCompleteEvent, type PumpCreateEvent, type PumpMigrationEvent, type PumpTradeEvent,
+  PUMP_COMPLETE,
+  PUMP_CREATE,
+  PUMP_MIGRATION,
+  PUMP_TRADE,
+  type PumpCompleteEvent,
+  type PumpCreateEvent,
+  type PumpMigrationEvent,
+  type PumpTradeEvent,
 } from './layouts.ts';
 import { pumpBondingCurve } from './pda.ts';
 import type { SwapFields, TxRecords } from './records.ts';
@@ -17,7 +29,7 @@ export function pumpCurvePct(realTokenReserves: bigint): string {
   const sold = PUMP_INITIAL_REAL_TOKEN_RESERVES - realTokenReserves;
   if (sold <= 0n) return '0';
   if (realTokenReserves <= 0n) return '100';
-  return toString(pct(fromInt(sold), fromInt(PUMP_INITIAL_REAL_TOKEN_RESERVES)));
+  return decToString(pct(fromInt(sold), fromInt(PUMP_INITIAL_REAL_TOKEN_RESERVES)));
 }
 
 /** A pump coin's quote: SOL unless the May-2026 quote_mint names another mint (USDC pairs). */
@@ -63,20 +75,23 @@ function onTrade(records: TxRecords, t: PumpTradeEvent): void {
 }
 
 function onCreate(records: TxRecords, c: PumpCreateEvent): void {
-  records.tokenEvent({
-    kind: 'created',
-    token: c.mint,
-    name: c.name,
-    symbol: c.symbol,
-    uri: c.uri,
-    decimals: PUMP_DECIMALS,
-    supply: (c.tokenTotalSupply ?? PUMP_TOTAL_SUPPLY).toString(),
-    creator: c.creator ?? c.user,
-    launchpad: 'pumpfun',
-    pool: c.bondingCurve,
-    quoteAsset: quoteMintOf(c.quoteMint),
-    ...(c.isMayhemMode === undefined ? {} : { mayhemMode: c.isMayhemMode }),
-  }, c.timestamp);
+  records.tokenEvent(
+    {
+      kind: 'created',
+      token: c.mint,
+      name: c.name,
+      symbol: c.symbol,
+      uri: c.uri,
+      decimals: PUMP_DECIMALS,
+      supply: (c.tokenTotalSupply ?? PUMP_TOTAL_SUPPLY).toString(),
+      creator: c.creator ?? c.user,
+      launchpad: 'pumpfun',
+      pool: c.bondingCurve,
+      quoteAsset: quoteMintOf(c.quoteMint),
+      ...(c.isMayhemMode === undefined ? {} : { mayhemMode: c.isMayhemMode }),
+    },
+    c.timestamp,
+  );
 }
 
 export function decodePumpEvent(records: TxRecords, event: RawEvent): void {

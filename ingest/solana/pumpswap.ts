@@ -11,8 +11,10 @@ import type { RawEvent } from './transaction.ts';
 /** Base and quote mints: from the user's token accounts, else the instruction's base_mint/quote_mint (accounts 3, 4). */
 function poolMints(records: TxRecords, e: PumpSwapEvent, event: RawEvent): { base: string; quote: string } | null {
   const ix = event.instruction;
-  const base = records.balanceOf(e.userBaseTokenAccount)?.mint ?? (ix && ix.accounts.length > 4 ? ix.accounts[3]! : null);
-  const quote = records.balanceOf(e.userQuoteTokenAccount)?.mint ?? (ix && ix.accounts.length > 4 ? ix.accounts[4]! : null);
+  const base =
+    records.balanceOf(e.userBaseTokenAccount)?.mint ?? (ix && ix.accounts.length > 4 ? ix.accounts[3]! : null);
+  const quote =
+    records.balanceOf(e.userQuoteTokenAccount)?.mint ?? (ix && ix.accounts.length > 4 ? ix.accounts[4]! : null);
   return base && quote ? { base, quote } : null;
 }
 
@@ -32,13 +34,33 @@ export function decodePumpSwapEvent(records: TxRecords, event: RawEvent): void {
     ? e.poolQuoteTokenReserves + (e.quoteAmountInWithLpFee ?? quoteAmount + e.lpFee)
     : e.poolQuoteTokenReserves - (e.quoteAmountOutWithoutLpFee ?? quoteAmount - e.lpFee);
   const leg = isBuy
-    ? { mintIn: mints.quote, mintOut: mints.base, amountIn: quoteAmount, amountOut: baseAmount, reservesIn: postQuote, reservesOut: postBase }
-    : { mintIn: mints.base, mintOut: mints.quote, amountIn: baseAmount, amountOut: quoteAmount, reservesIn: postBase, reservesOut: postQuote };
+    ? {
+        mintIn: mints.quote,
+        mintOut: mints.base,
+        amountIn: quoteAmount,
+        amountOut: baseAmount,
+        reservesIn: postQuote,
+        reservesOut: postBase,
+      }
+    : {
+        mintIn: mints.base,
+        mintOut: mints.quote,
+        amountIn: baseAmount,
+        amountOut: quoteAmount,
+        reservesIn: postBase,
+        reservesOut: postQuote,
+      };
   // Canonical pools trade the coin (base) against SOL (quote); a pool with SOL/USDC as base flips.
   const flipped = QUOTE_MINTS.has(mints.base) && !QUOTE_MINTS.has(mints.quote);
   const quote = flipped ? mints.base : mints.quote;
-  const fields: SwapFields = Object.assign(pairFields(records, leg, quote), { trader: e.user, pool: e.pool, dex: 'pumpswap', launchpad: null });
+  const fields: SwapFields = Object.assign(pairFields(records, leg, quote), {
+    trader: e.user,
+    pool: e.pool,
+    dex: 'pumpswap',
+    launchpad: null,
+  });
   // Fees are paid in the pool's quote mint, so they are only in our quote units when not flipped.
-  if (!flipped) fields.fees = { dex: e.lpFee.toString(), platform: (e.protocolFee + (e.coinCreatorFee ?? 0n)).toString() };
+  if (!flipped)
+    fields.fees = { dex: e.lpFee.toString(), platform: (e.protocolFee + (e.coinCreatorFee ?? 0n)).toString() };
   records.swap(fields, e.timestamp);
 }

@@ -1,8 +1,15 @@
 // Raydium LaunchLab, AMM v4 (ray_log), CPMM and CLMM → swaps (CHAINS.md §1.4–1.6).
-import { fromInt, pct, toString } from '../../core/decimal.ts';
+import { fromInt, pct, decToString } from '../../core/decimal.ts';
 import { decodeFields } from './borsh.ts';
 import { DISC } from './constants.ts';
-import { CLMM_SWAP, CPMM_SWAP, LAUNCHLAB_TRADE, type ClmmSwapEvent, type CpmmSwapEvent, type LaunchLabTradeEvent } from './layouts.ts';
+import {
+  CLMM_SWAP,
+  CPMM_SWAP,
+  LAUNCHLAB_TRADE,
+  type ClmmSwapEvent,
+  type CpmmSwapEvent,
+  type LaunchLabTradeEvent,
+} from './layouts.ts';
 import { chooseQuote, pairFields } from './pairs.ts';
 import { parseRayLog } from './raylog.ts';
 import type { SwapFields, TxRecords } from './records.ts';
@@ -32,16 +39,23 @@ export function decodeLaunchLabEvent(records: TxRecords, event: RawEvent): void 
   const quoteAmount = isBuy ? t.amountIn - fees : t.amountOut + fees;
   const tokenDecimals = records.decimalsOf(base);
   const quoteDecimals = records.decimalsOf(quote);
-  if (tokenDecimals === null || quoteDecimals === null) throw new RangeError(`launchlab ${base}/${quote}: unknown decimals`);
+  if (tokenDecimals === null || quoteDecimals === null)
+    throw new RangeError(`launchlab ${base}/${quote}: unknown decimals`);
   const progress = t.totalBaseSell === 0n ? 0n : pct(fromInt(t.realBaseAfter), fromInt(t.totalBaseSell));
   const complete = t.poolStatus !== 0;
-  const progressPct = toString(progress > fromInt(100) ? fromInt(100) : progress);
+  const progressPct = decToString(progress > fromInt(100) ? fromInt(100) : progress);
   records.swap({
-    token: base, quoteAsset: quote,
-    tokenAmount: tokenAmount.toString(), tokenDecimals,
-    quoteAmount: quoteAmount.toString(), quoteDecimals,
+    token: base,
+    quoteAsset: quote,
+    tokenAmount: tokenAmount.toString(),
+    tokenDecimals,
+    quoteAmount: quoteAmount.toString(),
+    quoteDecimals,
     side: isBuy ? 'buy' : 'sell',
-    trader, pool: t.poolState, dex: 'raydium-launchlab', launchpad: 'launchlab',
+    trader,
+    pool: t.poolState,
+    dex: 'raydium-launchlab',
+    launchpad: 'launchlab',
     reserves: { token: (t.totalBaseSell - t.realBaseAfter).toString(), quote: t.realQuoteAfter.toString() },
     curve: {
       progressPct,
@@ -69,18 +83,38 @@ export function decodeRayLogEvent(records: TxRecords, event: RawEvent): void {
   if (!log) return;
   if (!ix || ix.accounts.length < 8) throw new RangeError('ray_log without its swap instruction');
   const n = ix.accounts.length;
-  const [coinVault, pcVault] = n >= 17 ? [ix.accounts[n - 13]!, ix.accounts[n - 12]!] : [ix.accounts[3]!, ix.accounts[4]!];
+  const [coinVault, pcVault] =
+    n >= 17 ? [ix.accounts[n - 13]!, ix.accounts[n - 12]!] : [ix.accounts[3]!, ix.accounts[4]!];
   const [source, dest, owner] = [ix.accounts[n - 3]!, ix.accounts[n - 2]!, ix.accounts[n - 1]!];
   const pcToCoin = log.direction === 1n;
   const coinMint = records.balanceOf(coinVault)?.mint ?? records.balanceOf(pcToCoin ? dest : source)?.mint;
   const pcMint = records.balanceOf(pcVault)?.mint ?? records.balanceOf(pcToCoin ? source : dest)?.mint;
   if (!coinMint || !pcMint) throw new RangeError(`raydium amm ${ix.accounts[1]}: mints not found`);
   const leg = pcToCoin
-    ? { mintIn: pcMint, mintOut: coinMint, amountIn: log.amountIn, amountOut: log.amountOut, reservesIn: log.poolPc + log.amountIn, reservesOut: log.poolCoin - log.amountOut }
-    : { mintIn: coinMint, mintOut: pcMint, amountIn: log.amountIn, amountOut: log.amountOut, reservesIn: log.poolCoin + log.amountIn, reservesOut: log.poolPc - log.amountOut };
-  records.swap(Object.assign(pairFields(records, leg, chooseQuote(coinMint, pcMint, pcMint)), {
-    trader: owner, pool: ix.accounts[1]!, dex: 'raydium-amm-v4', launchpad: null,
-  }));
+    ? {
+        mintIn: pcMint,
+        mintOut: coinMint,
+        amountIn: log.amountIn,
+        amountOut: log.amountOut,
+        reservesIn: log.poolPc + log.amountIn,
+        reservesOut: log.poolCoin - log.amountOut,
+      }
+    : {
+        mintIn: coinMint,
+        mintOut: pcMint,
+        amountIn: log.amountIn,
+        amountOut: log.amountOut,
+        reservesIn: log.poolCoin + log.amountIn,
+        reservesOut: log.poolPc - log.amountOut,
+      };
+  records.swap(
+    Object.assign(pairFields(records, leg, chooseQuote(coinMint, pcMint, pcMint)), {
+      trader: owner,
+      pool: ix.accounts[1]!,
+      dex: 'raydium-amm-v4',
+      launchpad: null,
+    }),
+  );
 }
 
 /**
@@ -95,15 +129,28 @@ function onCpmm(records: TxRecords, event: RawEvent): void {
   const mintOut = s.outputMint ?? accounts?.[11];
   if (!mintIn || !mintOut) throw new RangeError(`cpmm pool ${s.poolId}: mints not found`);
   const quote = chooseQuote(mintIn, mintOut, mintIn < mintOut ? mintIn : mintOut);
-  const fields = pairFields(records, {
-    mintIn, mintOut, amountIn: s.inputAmount, amountOut: s.outputAmount,
-    reservesIn: s.inputVaultBefore + s.inputAmount - s.inputTransferFee, reservesOut: s.outputVaultBefore - s.outputAmount,
-  }, quote);
+  const fields = pairFields(
+    records,
+    {
+      mintIn,
+      mintOut,
+      amountIn: s.inputAmount,
+      amountOut: s.outputAmount,
+      reservesIn: s.inputVaultBefore + s.inputAmount - s.inputTransferFee,
+      reservesOut: s.outputVaultBefore - s.outputAmount,
+    },
+    quote,
+  );
   const quoteIsInput = quote === mintIn;
   const fees: { dex?: string; platform?: string } = {};
   if (s.tradeFee !== undefined && quoteIsInput) fees.dex = s.tradeFee.toString();
   if (s.creatorFee !== undefined && s.creatorFeeOnInput === quoteIsInput) fees.platform = s.creatorFee.toString();
-  const swap: SwapFields = Object.assign(fields, { trader: accounts?.[0] ?? records.feePayer, pool: s.poolId, dex: 'raydium-cpmm', launchpad: null });
+  const swap: SwapFields = Object.assign(fields, {
+    trader: accounts?.[0] ?? records.feePayer,
+    pool: s.poolId,
+    dex: 'raydium-cpmm',
+    launchpad: null,
+  });
   if (fees.dex !== undefined || fees.platform !== undefined) swap.fees = fees;
   records.swap(swap);
 }
@@ -123,9 +170,14 @@ function onClmm(records: TxRecords, event: RawEvent): void {
   const leg = s.zeroForOne
     ? { mintIn: mint0, mintOut: mint1, amountIn: s.amount0, amountOut: s.amount1 }
     : { mintIn: mint1, mintOut: mint0, amountIn: s.amount1, amountOut: s.amount0 };
-  records.swap(Object.assign(pairFields(records, leg, chooseQuote(mint0, mint1, mint1)), {
-    trader: s.sender, pool: s.poolState, dex: 'raydium-clmm', launchpad: null,
-  }));
+  records.swap(
+    Object.assign(pairFields(records, leg, chooseQuote(mint0, mint1, mint1)), {
+      trader: s.sender,
+      pool: s.poolState,
+      dex: 'raydium-clmm',
+      launchpad: null,
+    }),
+  );
 }
 
 export function decodeCpmmEvent(records: TxRecords, event: RawEvent): void {

@@ -35,9 +35,10 @@ export function parseRayLog(base64: string): RaySwapLog | null {
 export function encodeRayLog(log: RaySwapLog): string {
   const bytes = Buffer.alloc(SWAP_LENGTH);
   bytes.writeUInt8(log.kind === 'swapBaseIn' ? 3 : 4, 0);
-  const words = log.kind === 'swapBaseIn'
-    ? [log.amountIn, log.limit, log.direction, log.userSource, log.poolCoin, log.poolPc, log.amountOut]
-    : [log.limit, log.amountOut, log.direction, log.userSource, log.poolCoin, log.poolPc, log.amountIn];
+  const words =
+    log.kind === 'swapBaseIn'
+      ? [log.amountIn, log.limit, log.direction, log.userSource, log.poolCoin, log.poolPc, log.amountOut]
+      : [log.limit, log.amountOut, log.direction, log.userSource, log.poolCoin, log.poolPc, log.amountIn];
   words.forEach((word, i) => bytes.writeBigUInt64LE(word, 1 + 8 * i));
   return bytes.toString('base64');
 }

@@ -39,14 +39,20 @@ class TransactionRecords implements TxRecords {
   readonly feePayer: string;
   private readonly signature: string;
   private readonly accounts = new Map<string, TokenAccount>();
-  private readonly decimals = new Map<string, number>([[WSOL_MINT, SOL_DECIMALS], [USDC_MINT, 6]]);
+  private readonly decimals = new Map<string, number>([
+    [WSOL_MINT, SOL_DECIMALS],
+    [USDC_MINT, 6],
+  ]);
   private readonly swaps: RawSwap[] = [];
   private readonly events: TokenEvent[] = [];
   private readonly tokensSeen = new Set<string>();
   private readonly poolTokens = new Map<string, string>();
   private nextIndex = 0;
 
-  constructor(private readonly tx: SolanaTransaction, private readonly keys: string[]) {
+  constructor(
+    private readonly tx: SolanaTransaction,
+    private readonly keys: string[],
+  ) {
     this.signature = tx.transaction.signatures[0] ?? '';
     this.feePayer = keys[0] ?? '';
     // Post first: balance events follow postTokenBalances order, then accounts closed by the tx.
@@ -59,7 +65,13 @@ class TransactionRecords implements TxRecords {
     if (!address) return;
     let entry = this.accounts.get(address);
     if (!entry) {
-      entry = { mint: balance.mint, owner: balance.owner ?? null, decimals: balance.uiTokenAmount.decimals, pre: null, post: null };
+      entry = {
+        mint: balance.mint,
+        owner: balance.owner ?? null,
+        decimals: balance.uiTokenAmount.decimals,
+        pre: null,
+        post: null,
+      };
       this.accounts.set(address, entry);
     }
     entry[phase] = BigInt(balance.uiTokenAmount.amount);
@@ -98,7 +110,8 @@ class TransactionRecords implements TxRecords {
   swap(fields: SwapFields, eventSeconds?: bigint): void {
     const record = Object.assign(this.position(eventSeconds), fields) as RawSwap;
     const meta = this.tx.meta;
-    if (this.swaps.length === 0 && meta) record.fees = Object.assign({}, record.fees, { transaction: String(meta.fee) });
+    if (this.swaps.length === 0 && meta)
+      record.fees = Object.assign({}, record.fees, { transaction: String(meta.fee) });
     this.swaps.push(record);
     this.tokensSeen.add(record.token);
     this.poolTokens.set(record.pool, record.token);
@@ -122,7 +135,14 @@ class TransactionRecords implements TxRecords {
       else totals.set(key, { mint: account.mint, owner: account.owner, amount });
     }
     for (const total of totals.values()) {
-      this.events.push(Object.assign(this.position(), { kind: 'balance' as const, token: total.mint, owner: total.owner, amount: total.amount.toString() }));
+      this.events.push(
+        Object.assign(this.position(), {
+          kind: 'balance' as const,
+          token: total.mint,
+          owner: total.owner,
+          amount: total.amount.toString(),
+        }),
+      );
     }
     return { swaps: this.swaps, events: this.events };
   }

@@ -33,7 +33,11 @@ export interface SolanaTransaction {
       accountKeys: RpcAccountKey[];
       instructions: RpcInstruction[];
       recentBlockhash?: string;
-      header?: { numRequiredSignatures: number; numReadonlySignedAccounts: number; numReadonlyUnsignedAccounts: number };
+      header?: {
+        numRequiredSignatures: number;
+        numReadonlySignedAccounts: number;
+        numReadonlyUnsignedAccounts: number;
+      };
       addressTableLookups?: unknown[];
     };
   };
@@ -93,7 +97,8 @@ function resolve(keys: string[], ix: RpcInstruction, top: number, inner: number)
     programId,
     accounts,
     data: base58Decode(ix.data ?? ''),
-    top, inner,
+    top,
+    inner,
     stackHeight: ix.stackHeight ?? (inner < 0 ? 1 : null),
   };
 }
@@ -119,12 +124,17 @@ function cpiParent(group: { top: Instruction; inner: Instruction[] }, ix: Instru
   for (let i = ix.inner - 1; i >= 0; i--) {
     const candidate = group.inner[i]!;
     if (candidate.programId !== ix.programId || isEventCpi(candidate)) continue;
-    if (ix.stackHeight === null || candidate.stackHeight === null || candidate.stackHeight === ix.stackHeight - 1) return candidate;
+    if (ix.stackHeight === null || candidate.stackHeight === null || candidate.stackHeight === ix.stackHeight - 1)
+      return candidate;
   }
   return group.top.programId === ix.programId ? group.top : null;
 }
 
-interface Frame { programId: string; top: number; ordinal: number }
+interface Frame {
+  programId: string;
+  top: number;
+  ordinal: number;
+}
 
 const INVOKE = /^Program (\S+) invoke \[(\d+)\]$/;
 const EXIT = /^Program (\S+) (success|failed)/;
@@ -191,7 +201,10 @@ function logEvents(logs: readonly string[], groups: { top: Instruction; inner: I
     const bytes = Buffer.from(text.trim(), 'base64');
     if (kind === 'anchor' && bytes.length < 8) continue;
     events.push({
-      programId: frame.programId, source: 'log', kind, bytes,
+      programId: frame.programId,
+      source: 'log',
+      kind,
+      bytes,
       instruction: frameInstruction(groups, frame),
       order: [top, invokes, 1 + sub++],
     });
@@ -224,7 +237,14 @@ export function rawEventsOf(tx: SolanaTransaction, groups: { top: Instruction; i
     for (const ix of group.inner) {
       if (!isEventCpi(ix)) continue;
       const bytes = ix.data.subarray(8);
-      cpiEvents.push({ programId: ix.programId, source: 'cpi', kind: 'anchor', bytes, instruction: cpiParent(group, ix), order: [ix.top, ix.inner + 1, 0] });
+      cpiEvents.push({
+        programId: ix.programId,
+        source: 'cpi',
+        kind: 'anchor',
+        bytes,
+        instruction: cpiParent(group, ix),
+        order: [ix.top, ix.inner + 1, 0],
+      });
       const key = `${ix.top}:${ix.programId}:${latin1(bytes)}`;
       cpiCopies.set(key, (cpiCopies.get(key) ?? 0) + 1);
     }

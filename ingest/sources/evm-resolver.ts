@@ -2,14 +2,31 @@
 // (token0()/token1()/factory()/fee() on the pool) and tokens without decimals
 // (decimals()/symbol()/name()/totalSupply()). A token first seen this way gets a `created`
 // event (the aggregator needs its supply) unless the decoder creates it itself.
-import { decodeEventLog, decodeFunctionResult, encodeFunctionData, hexToNumber, hexToString, parseAbi, type Hex } from 'viem';
+import {
+  decodeEventLog,
+  decodeFunctionResult,
+  encodeFunctionData,
+  hexToNumber,
+  hexToString,
+  parseAbi,
+  type Hex,
+} from 'viem';
 import { EVM_NATIVE_ADDRESS, type Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
 import type { TokenEvent } from '../../core/topics.ts';
 import { tradeId } from '../../core/chains.ts';
 import {
-  EVENTS, FACTORY_DEX, FOURMEME, V2_FEE_PIPS, eventNameOfTopic, pickQuote,
-  type EventName, type EvmDecoder, type EvmDex, type EvmReceipt, type PoolInfo,
+  EVENTS,
+  FACTORY_DEX,
+  FOURMEME,
+  V2_FEE_PIPS,
+  eventNameOfTopic,
+  pickQuote,
+  type EventName,
+  type EvmDecoder,
+  type EvmDex,
+  type EvmReceipt,
+  type PoolInfo,
 } from '../evm/index.ts';
 import type { RpcCaller } from './json-rpc.ts';
 
@@ -27,9 +44,20 @@ const ABI = parseAbi([
 type ViewName = 'token0' | 'token1' | 'factory' | 'fee' | 'stable' | 'decimals' | 'symbol' | 'name' | 'totalSupply';
 
 const POOL_SWAPS: Partial<Record<EventName, 'v2' | 'v3' | 'pancakeV3' | 'aerodrome'>> = {
-  v2Swap: 'v2', v3Swap: 'v3', pancakeV3Swap: 'pancakeV3', aerodromeSwap: 'aerodrome',
+  v2Swap: 'v2',
+  v3Swap: 'v3',
+  pancakeV3Swap: 'pancakeV3',
+  aerodromeSwap: 'aerodrome',
 };
-const CREATIONS: EventName[] = ['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'slipstreamPoolCreated', 'v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
+const CREATIONS: EventName[] = [
+  'pairCreated',
+  'v3PoolCreated',
+  'aerodromePoolCreated',
+  'slipstreamPoolCreated',
+  'v4Initialize',
+  'infinityClInitialize',
+  'infinityBinInitialize',
+];
 /** Swaps of pools keyed by an id (topic 1) that only their Initialize names: nothing to ask the chain. */
 const ID_SWAPS: EventName[] = ['v4Swap', 'infinityClSwap', 'infinityBinSwap'];
 const ID_CREATIONS: EventName[] = ['v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
@@ -49,19 +77,25 @@ interface Log {
 
 /** Named arguments of `log` decoded as the event `name` (viem, strict); throws when it does not fit. */
 function decodeAs(name: EventName, log: Log): Record<string, any> {
-  return decodeEventLog({ abi: [EVENTS[name]], topics: log.topics, data: log.data, strict: true }).args as Record<string, any>;
+  return decodeEventLog({ abi: [EVENTS[name]], topics: log.topics, data: log.data, strict: true }).args as Record<
+    string,
+    any
+  >;
 }
 
-const quantity = (value: unknown): number => (typeof value === 'string' && value.startsWith('0x') ? hexToNumber(value as Hex) : Number(value));
+const quantity = (value: unknown): number =>
+  typeof value === 'string' && value.startsWith('0x') ? hexToNumber(value as Hex) : Number(value);
 
 /** The receipt's logs as the decoder reads them: lower-case, numbered, removed ones dropped. */
 function logsOf(receipt: EvmReceipt): Log[] {
-  return receipt.logs.filter((log) => !log.removed && log.topics.length > 0).map((log, position) => ({
-    address: log.address.toLowerCase(),
-    topics: log.topics.map((topic) => topic.toLowerCase()) as [Hex, ...Hex[]],
-    data: (log.data || '0x').toLowerCase() as Hex,
-    logIndex: log.logIndex === undefined || log.logIndex === null ? position : quantity(log.logIndex),
-  }));
+  return receipt.logs
+    .filter((log) => !log.removed && log.topics.length > 0)
+    .map((log, position) => ({
+      address: log.address.toLowerCase(),
+      topics: log.topics.map((topic) => topic.toLowerCase()) as [Hex, ...Hex[]],
+      data: (log.data || '0x').toLowerCase() as Hex,
+      logIndex: log.logIndex === undefined || log.logIndex === null ? position : quantity(log.logIndex),
+    }));
 }
 
 interface Seen {
@@ -71,7 +105,10 @@ interface Seen {
   launchpad: string | null;
 }
 
-export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: RpcCaller; decoder: EvmDecoder }): EvmResolver {
+export function createEvmResolver(
+  ctx: Context,
+  options: { chain: Chain; rpc: RpcCaller; decoder: EvmDecoder },
+): EvmResolver {
   const { chain, rpc, decoder } = options;
   const logger = ctx.logger.child({ component: 'evm-resolver', chain });
   /** Contracts whose views failed (not a pool, not an ERC-20): not asked again. */
@@ -101,7 +138,10 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
     }
   }
 
-  async function resolvePool(pool: string, kind: 'v2' | 'v3' | 'pancakeV3' | 'aerodrome'): Promise<PoolInfo | undefined> {
+  async function resolvePool(
+    pool: string,
+    kind: 'v2' | 'v3' | 'pancakeV3' | 'aerodrome',
+  ): Promise<PoolInfo | undefined> {
     if (unresolvable.has(pool)) return undefined;
     try {
       const [token0, token1] = (await Promise.all([view(pool, 'token0'), view(pool, 'token1')])) as [string, string];
@@ -111,7 +151,8 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
       let fee: number | null;
       if (kind === 'aerodrome') {
         dex = 'aerodrome';
-        fee = (await optionalView(pool, 'stable')) === true ? V2_FEE_PIPS.aerodromeStable : V2_FEE_PIPS.aerodromeVolatile;
+        fee =
+          (await optionalView(pool, 'stable')) === true ? V2_FEE_PIPS.aerodromeStable : V2_FEE_PIPS.aerodromeVolatile;
       } else if (kind === 'v2') {
         dex = known ?? (chain === 'bsc' ? 'pancakeswap-v2' : 'uniswap-v2');
         fee = V2_FEE_PIPS[dex === 'pancakeswap-v2' ? 'pancakeswap-v2' : 'uniswap-v2'];
@@ -131,13 +172,30 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
     }
   }
 
-  async function resolveToken(token: string, launchpad: string | null): Promise<{ decimals: number; name: string; symbol: string; supply: bigint } | undefined> {
+  async function resolveToken(
+    token: string,
+    launchpad: string | null,
+  ): Promise<{ decimals: number; name: string; symbol: string; supply: bigint } | undefined> {
     if (unresolvable.has(token)) return undefined;
     try {
       const decimals = Number(await view(token, 'decimals'));
-      const [name, symbol, supply] = await Promise.all([optionalView(token, 'name'), optionalView(token, 'symbol'), view(token, 'totalSupply')]);
-      const meta = { decimals, name: (name as string | undefined) ?? '', symbol: (symbol as string | undefined) ?? '', supply: supply as bigint };
-      decoder.tokens.registerToken(chain, token, { decimals, name: meta.name, symbol: meta.symbol, ...(launchpad ? { launchpad } : {}) });
+      const [name, symbol, supply] = await Promise.all([
+        optionalView(token, 'name'),
+        optionalView(token, 'symbol'),
+        view(token, 'totalSupply'),
+      ]);
+      const meta = {
+        decimals,
+        name: (name as string | undefined) ?? '',
+        symbol: (symbol as string | undefined) ?? '',
+        supply: supply as bigint,
+      };
+      decoder.tokens.registerToken(chain, token, {
+        decimals,
+        name: meta.name,
+        symbol: meta.symbol,
+        ...(launchpad ? { launchpad } : {}),
+      });
       ctx.metrics.inc(`ingest.evm.${chain}.tokens_resolved`);
       return meta;
     } catch (error) {
@@ -184,7 +242,7 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
         const kind = POOL_SWAPS[name];
         if (kind) {
           const pool = log.address;
-          const info = decoder.pools.getPool(chain, pool) ?? created.get(pool) ?? await resolvePool(pool, kind);
+          const info = decoder.pools.getPool(chain, pool) ?? created.get(pool) ?? (await resolvePool(pool, kind));
           if (info) notePair(pool, info.token0, info.token1, log.logIndex);
         } else if (ID_SWAPS.includes(name)) {
           const info = decoder.pools.getPool(chain, log.topics[1] ?? '') ?? created.get(log.topics[1] ?? '');
@@ -203,7 +261,7 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
         const meta = await resolveToken(token, entry.launchpad);
         if (!meta) continue;
         const quote = entry.launchpad
-          ? decoder.tokens.getToken(chain, token)?.curveQuote?.toLowerCase() ?? EVM_NATIVE_ADDRESS
+          ? (decoder.tokens.getToken(chain, token)?.curveQuote?.toLowerCase() ?? EVM_NATIVE_ADDRESS)
           : entry.other;
         events.push({
           id: tradeId(chain, transactionHash, entry.logIndex),
@@ -233,7 +291,8 @@ export function createEvmResolver(ctx: Context, options: { chain: Chain; rpc: Rp
 
 function creationTokens(name: EventName, log: Log): { pool: string; token0: string; token1: string } {
   const args = decodeAs(name, log);
-  if (ID_CREATIONS.includes(name)) return { pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase() };
+  if (ID_CREATIONS.includes(name))
+    return { pool: args.id.toLowerCase(), token0: args.currency0.toLowerCase(), token1: args.currency1.toLowerCase() };
   const pool = (name === 'pairCreated' ? args.pair : args.pool) as string;
   return { pool: pool.toLowerCase(), token0: args.token0.toLowerCase(), token1: args.token1.toLowerCase() };
 }

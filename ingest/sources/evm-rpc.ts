@@ -15,14 +15,31 @@ import { hexToNumber, type Hex } from 'viem';
 import { CHAIN_INFO, type Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
 import type { TokenEvent } from '../../core/topics.ts';
-import { eventNameOfTopic, TOPIC0, type EventName, type EvmDecoder, type EvmLog, type EvmReceipt } from '../evm/index.ts';
+import {
+  eventNameOfTopic,
+  TOPIC0,
+  type EventName,
+  type EvmDecoder,
+  type EvmLog,
+  type EvmReceipt,
+} from '../evm/index.ts';
 import type { CursorStore, EvmCursor } from '../cursor-store.ts';
 import type { IngestPublisher } from '../publisher.ts';
 import { createEvmResolver } from './evm-resolver.ts';
 import {
   createWakeableSleep,
-  createHttpRpc, isTransient, isWsUrl, JsonRpcError, RpcTransportError, keepConnected, redactUrl, sleep, swapScheme, withRetry,
-  type KeptConnection, type RpcCaller,
+  createHttpRpc,
+  isTransient,
+  isWsUrl,
+  JsonRpcError,
+  RpcTransportError,
+  keepConnected,
+  redactUrl,
+  sleep,
+  swapScheme,
+  withRetry,
+  type KeptConnection,
+  type RpcCaller,
 } from './json-rpc.ts';
 import type { ChainSource } from './solana-rpc.ts';
 
@@ -66,7 +83,15 @@ interface RpcLog extends EvmLog {
 }
 
 /** Receipts with creations need every log of the transaction (the launched token's mint). */
-const FULL_RECEIPT_EVENTS = new Set<EventName>(['pairCreated', 'v3PoolCreated', 'aerodromePoolCreated', 'slipstreamPoolCreated', 'v4Initialize', 'infinityClInitialize', 'infinityBinInitialize']);
+const FULL_RECEIPT_EVENTS = new Set<EventName>([
+  'pairCreated',
+  'v3PoolCreated',
+  'aerodromePoolCreated',
+  'slipstreamPoolCreated',
+  'v4Initialize',
+  'infinityClInitialize',
+  'infinityBinInitialize',
+]);
 
 class ForkedMidRange extends Error {}
 
@@ -85,16 +110,27 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
   const maxRange = options.maxRange ?? 500;
   const window = options.reorgWindow ?? 128;
   const addresses = options.addresses?.map((address) => address.toLowerCase()) ?? [];
-  const topics = options.topics ?? (addresses.length > 0 ? [] : Object.entries(TOPIC0).filter(([name]) => name !== 'transfer').map(([, topic]) => topic));
+  const topics =
+    options.topics ??
+    (addresses.length > 0
+      ? []
+      : Object.entries(TOPIC0)
+          .filter(([name]) => name !== 'transfer')
+          .map(([, topic]) => topic));
   const http = createHttpRpc({ url: isWsUrl(options.url) ? swapScheme(options.url, 'http') : options.url });
   let socket: KeptConnection | null = null;
   const rpc: RpcCaller = {
     call: (method, params) => (socket?.current() ?? http).call(method, params),
   };
-  const call = <T>(method: string, params: unknown[]) => withRetry(() => rpc.call<T>(method, params), { stopped: () => stopped });
+  const call = <T>(method: string, params: unknown[]) =>
+    withRetry(() => rpc.call<T>(method, params), { stopped: () => stopped });
   // A reverted view (not a pool, not an ERC-20) is an answer, not a failure: only transport errors are retried.
   const resolverRpc: RpcCaller = {
-    call: (method, params) => withRetry(() => rpc.call(method, params), { isRetryable: (error) => error instanceof RpcTransportError, stopped: () => stopped }),
+    call: (method, params) =>
+      withRetry(() => rpc.call(method, params), {
+        isRetryable: (error) => error instanceof RpcTransportError,
+        stopped: () => stopped,
+      }),
   };
   const resolver = createEvmResolver(ctx, { chain, rpc: resolverRpc, decoder });
 
@@ -125,8 +161,12 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
         if (!log.removed) all.set(`${log.transactionHash}:${log.logIndex}`, log);
       }
     }
-    return [...all.values()].sort((a, b) => hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber)
-      || hexToNumber(a.transactionIndex) - hexToNumber(b.transactionIndex) || hexToNumber(a.logIndex) - hexToNumber(b.logIndex));
+    return [...all.values()].sort(
+      (a, b) =>
+        hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber) ||
+        hexToNumber(a.transactionIndex) - hexToNumber(b.transactionIndex) ||
+        hexToNumber(a.logIndex) - hexToNumber(b.logIndex),
+    );
   }
 
   /** Walks back the remembered hashes to the newest one still canonical; rolls the cursor back to it. */
@@ -143,9 +183,16 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     const oldest = current.hashes[0]?.[0];
     const to = forkPoint ?? Math.max(0, (oldest ?? current.block) - 1);
     ctx.metrics.inc(`ingest.evm.${chain}.reorgs`);
-    logger.error({
-      forkPoint: to, traced: forkPoint !== null, lastProcessed: current.block, depth: current.block - to, confirmations,
-    }, 'chain reorganised below the confirmation depth: records of orphaned blocks were already published; re-processing from the fork point');
+    logger.error(
+      {
+        forkPoint: to,
+        traced: forkPoint !== null,
+        lastProcessed: current.block,
+        depth: current.block - to,
+        confirmations,
+      },
+      'chain reorganised below the confirmation depth: records of orphaned blocks were already published; re-processing from the fork point',
+    );
     cursor = { block: to, hashes: current.hashes.filter(([number]) => number <= to) };
     options.cursors?.set(sourceId, cursor);
   }
@@ -158,11 +205,13 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     if (to - from < 32) for (let n = from; n <= to; n++) wanted.add(n);
     const numbers = [...wanted].sort((a, b) => a - b);
     const blocks = new Map<number, RpcBlock>();
-    await Promise.all(numbers.map(async (n) => {
-      const block = await getBlock(n, withLogs.has(n));
-      if (!block) throw new ForkedMidRange(`block ${n} not served yet`);
-      blocks.set(n, block);
-    }));
+    await Promise.all(
+      numbers.map(async (n) => {
+        const block = await getBlock(n, withLogs.has(n));
+        if (!block) throw new ForkedMidRange(`block ${n} not served yet`);
+        blocks.set(n, block);
+      }),
+    );
 
     const previous = current.hashes[current.hashes.length - 1];
     if (previous && previous[0] === from - 1 && blocks.get(from)!.parentHash !== previous[1]) {
@@ -171,10 +220,12 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     }
     for (let i = 1; i < numbers.length; i++) {
       const [a, b] = [numbers[i - 1]!, numbers[i]!];
-      if (b === a + 1 && blocks.get(b)!.parentHash !== blocks.get(a)!.hash) throw new ForkedMidRange(`blocks ${a}..${b} do not link`);
+      if (b === a + 1 && blocks.get(b)!.parentHash !== blocks.get(a)!.hash)
+        throw new ForkedMidRange(`blocks ${a}..${b} do not link`);
     }
     for (const log of logs) {
-      if (blocks.get(hexToNumber(log.blockNumber))!.hash !== log.blockHash) throw new ForkedMidRange(`log of block ${hexToNumber(log.blockNumber)} from another fork`);
+      if (blocks.get(hexToNumber(log.blockNumber))!.hash !== log.blockHash)
+        throw new ForkedMidRange(`log of block ${hexToNumber(log.blockNumber)} from another fork`);
     }
 
     const receipts = await buildReceipts(logs, blocks);
@@ -183,7 +234,9 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     for (const { receipt, blockTime } of receipts) {
       const learned = await resolver.prepare(receipt, blockTime);
       const decoded = decoder.decodeReceipt(receipt, blockTime);
-      const createdByDecoder = new Set<string | null>(decoded.events.filter((event) => event.kind === 'created').map((event) => event.token));
+      const createdByDecoder = new Set<string | null>(
+        decoded.events.filter((event) => event.kind === 'created').map((event) => event.token),
+      );
       events.push(...learned.filter((event) => !createdByDecoder.has(event.token)), ...decoded.events);
       swaps.push(...decoded.swaps);
     }
@@ -193,7 +246,10 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
       } catch (error) {
         // Only a schema violation rejects: a decoder bug, reported and skipped rather than retried forever.
         ctx.metrics.inc('ingest.invalid_records');
-        logger.error({ err: (error as Error).message, from, to }, 'decoded records break the topic schema; range skipped');
+        logger.error(
+          { err: (error as Error).message, from, to },
+          'decoded records break the topic schema; range skipped',
+        );
       }
     }
     const hashes = [...current.hashes, ...numbers.map((n) => [n, blocks.get(n)!.hash] as [number, string])];
@@ -203,7 +259,10 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     ctx.metrics.inc(`ingest.evm.${chain}.swaps_published`, swaps.length);
   }
 
-  async function buildReceipts(logs: RpcLog[], blocks: Map<number, RpcBlock>): Promise<Array<{ receipt: EvmReceipt; blockTime: number }>> {
+  async function buildReceipts(
+    logs: RpcLog[],
+    blocks: Map<number, RpcBlock>,
+  ): Promise<Array<{ receipt: EvmReceipt; blockTime: number }>> {
     const byTx = new Map<string, RpcLog[]>();
     for (const log of logs) {
       const list = byTx.get(log.transactionHash) ?? [];
@@ -217,14 +276,22 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
       const needsFull = txLogs.some((log) => FULL_RECEIPT_EVENTS.has(eventNameOfTopic(log.topics[0]) as EventName));
       if (needsFull) {
         const full = await call<(EvmReceipt & { blockHash: string }) | null>('eth_getTransactionReceipt', [hash]);
-        if (!full || full.blockHash !== block.hash) throw new ForkedMidRange(`receipt ${hash} not on the processed fork`);
+        if (!full || full.blockHash !== block.hash)
+          throw new ForkedMidRange(`receipt ${hash} not on the processed fork`);
         out.push({ receipt: full, blockTime });
         continue;
       }
       const tx = block.transactions.find((entry) => typeof entry !== 'string' && entry.hash === hash);
       const sender = tx && typeof tx !== 'string' ? tx : undefined;
       out.push({
-        receipt: { transactionHash: hash, blockNumber: txLogs[0]!.blockNumber, logs: txLogs, status: '0x1', from: sender?.from ?? null, to: sender?.to ?? null },
+        receipt: {
+          transactionHash: hash,
+          blockNumber: txLogs[0]!.blockNumber,
+          logs: txLogs,
+          status: '0x1',
+          from: sender?.from ?? null,
+          to: sender?.to ?? null,
+        },
         blockTime,
       });
     }
@@ -281,7 +348,16 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
 
   return {
     async start() {
-      logger.info({ url: redactUrl(options.url), confirmations, addresses: addresses.length, topics: topics.length, from: cursor ? cursor.block + 1 : options.fromBlock }, 'evm source starting');
+      logger.info(
+        {
+          url: redactUrl(options.url),
+          confirmations,
+          addresses: addresses.length,
+          topics: topics.length,
+          from: cursor ? cursor.block + 1 : options.fromBlock,
+        },
+        'evm source starting',
+      );
       if (isWsUrl(options.url)) {
         socket = keepConnected(ctx, {
           url: options.url,

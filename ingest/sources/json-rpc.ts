@@ -4,7 +4,12 @@ import WebSocket from 'ws';
 import type { Context } from '../../core/context.ts';
 
 export class JsonRpcError extends Error {
-  constructor(readonly method: string, readonly code: number, message: string, readonly data?: unknown) {
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
     super(`${method}: ${message} (code ${code})`);
     this.name = 'JsonRpcError';
   }
@@ -69,7 +74,10 @@ export interface WsRpcConnection extends RpcCaller {
 export function connectWsRpc(options: { url: string; timeoutMs?: number }): Promise<WsRpcConnection> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const socket = new WebSocket(options.url, { handshakeTimeout: timeoutMs });
-  const pending = new Map<number, { method: string; resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  const pending = new Map<
+    number,
+    { method: string; resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }
+  >();
   const handlers = new Map<string, (result: unknown) => void>();
   // Notifications for a subscription id whose subscribe response is still in flight.
   const early = new Map<string, unknown[]>();
@@ -174,15 +182,18 @@ export interface KeptConnection {
  * Keeps one WebSocket connection open: connects, runs `onOpen` (subscriptions, gap fills), and
  * on a close or a failed `onOpen` reconnects with exponential backoff.
  */
-export function keepConnected(ctx: Context, options: {
-  url: string;
-  name: string;
-  onOpen: (connection: WsRpcConnection) => Promise<void>;
-  onClose?: () => void;
-  minDelayMs?: number;
-  maxDelayMs?: number;
-  timeoutMs?: number;
-}): KeptConnection {
+export function keepConnected(
+  ctx: Context,
+  options: {
+    url: string;
+    name: string;
+    onOpen: (connection: WsRpcConnection) => Promise<void>;
+    onClose?: () => void;
+    minDelayMs?: number;
+    maxDelayMs?: number;
+    timeoutMs?: number;
+  },
+): KeptConnection {
   const logger = ctx.logger.child({ component: options.name });
   const minDelay = options.minDelayMs ?? 200;
   const maxDelay = options.maxDelayMs ?? 30_000;
@@ -237,7 +248,7 @@ export function keepConnected(ctx: Context, options: {
 export function swapScheme(url: string, to: 'http' | 'ws'): string {
   const parsed = new URL(url);
   const secure = parsed.protocol === 'https:' || parsed.protocol === 'wss:';
-  parsed.protocol = to === 'http' ? (secure ? 'https:' : 'http:') : (secure ? 'wss:' : 'ws:');
+  parsed.protocol = to === 'http' ? (secure ? 'https:' : 'http:') : secure ? 'wss:' : 'ws:';
   return parsed.toString();
 }
 
@@ -286,13 +297,16 @@ export function createWakeableSleep(): WakeableSleep {
 }
 
 /** Retries transient failures (transport errors, rate limits, node-side internal errors) with backoff. */
-export async function withRetry<T>(attempt: () => Promise<T>, options: {
-  retries?: number;
-  minDelayMs?: number;
-  maxDelayMs?: number;
-  isRetryable?: (error: unknown) => boolean;
-  stopped?: () => boolean;
-} = {}): Promise<T> {
+export async function withRetry<T>(
+  attempt: () => Promise<T>,
+  options: {
+    retries?: number;
+    minDelayMs?: number;
+    maxDelayMs?: number;
+    isRetryable?: (error: unknown) => boolean;
+    stopped?: () => boolean;
+  } = {},
+): Promise<T> {
   const retries = options.retries ?? 5;
   let delay = options.minDelayMs ?? 100;
   const isRetryable = options.isRetryable ?? isTransient;

@@ -6,8 +6,16 @@ import type { Context } from '../../core/context.ts';
 import type { CursorStore, SolanaCursor } from '../cursor-store.ts';
 import type { IngestPublisher, IngestRecords } from '../publisher.ts';
 import {
-  createHttpRpc, isWsUrl, keepConnected, redactUrl, swapScheme, withRetry, sleep,
-  type KeptConnection, type RpcCaller, type WsRpcConnection,
+  createHttpRpc,
+  isWsUrl,
+  keepConnected,
+  redactUrl,
+  swapScheme,
+  withRetry,
+  sleep,
+  type KeptConnection,
+  type RpcCaller,
+  type WsRpcConnection,
 } from './json-rpc.ts';
 
 export interface SolanaTransactionDecoder {
@@ -115,7 +123,15 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
     lastQueued[program] = info.signature;
     let settle!: (value: unknown | null) => void;
     const result = new Promise<unknown | null>((resolve) => (settle = resolve));
-    const entry: Entry = { signature: info.signature, slot: info.slot, programs: new Set([program]), fetch: info.err == null, started: false, result, settle };
+    const entry: Entry = {
+      signature: info.signature,
+      slot: info.slot,
+      programs: new Set([program]),
+      fetch: info.err == null,
+      started: false,
+      result,
+      settle,
+    };
     if (!entry.fetch) entry.settle(null);
     queue.push(entry);
     queued.set(entry.signature, entry);
@@ -131,7 +147,10 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
       inFlight++;
       fetchTransaction(entry.signature)
         .then(entry.settle, (error: Error) => {
-          logger.error({ err: error.message, signature: entry.signature }, 'getTransaction failed; transaction skipped');
+          logger.error(
+            { err: error.message, signature: entry.signature },
+            'getTransaction failed; transaction skipped',
+          );
           ctx.metrics.inc('ingest.solana.fetch_failures');
           entry.settle(null);
         })
@@ -174,7 +193,10 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
           records = options.decoder.decodeTransaction(tx);
         } catch (error) {
           ctx.metrics.inc('ingest.solana.decode_failures');
-          logger.error({ err: (error as Error).message, signature: entry.signature }, 'decode failed; transaction skipped');
+          logger.error(
+            { err: (error as Error).message, signature: entry.signature },
+            'decode failed; transaction skipped',
+          );
         }
       }
       for (const program of entry.programs) cursor.signatures[program] = entry.signature;
@@ -185,7 +207,10 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
         ack = records.swaps.length + records.events.length > 0 ? options.publisher.publish(records) : Promise.resolve();
       } catch (error) {
         ctx.metrics.inc('ingest.invalid_records');
-        logger.error({ err: (error as Error).message, signature: entry.signature }, 'decoded records break the topic schema; transaction skipped');
+        logger.error(
+          { err: (error as Error).message, signature: entry.signature },
+          'decoded records break the topic schema; transaction skipped',
+        );
         ack = Promise.resolve();
       }
       ctx.metrics.inc('ingest.solana.transactions');
@@ -211,14 +236,20 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
     const newestFirst: SignatureInfo[] = [];
     let before: string | undefined;
     for (;;) {
-      const page = await withRetry(() => http.call<SignatureInfo[]>('getSignaturesForAddress', [
-        program, { until, limit: pageSize, commitment, ...(before ? { before } : {}) },
-      ]));
+      const page = await withRetry(() =>
+        http.call<SignatureInfo[]>('getSignaturesForAddress', [
+          program,
+          { until, limit: pageSize, commitment, ...(before ? { before } : {}) },
+        ]),
+      );
       newestFirst.push(...page);
       if (page.length < pageSize) break;
       if (newestFirst.length >= maxGap) {
         ctx.metrics.inc('ingest.solana.gap_truncated');
-        logger.error({ program, until, kept: newestFirst.length }, 'gap larger than maxGapSignatures: older signatures are not processed');
+        logger.error(
+          { program, until, kept: newestFirst.length },
+          'gap larger than maxGapSignatures: older signatures are not processed',
+        );
         break;
       }
       before = page[page.length - 1]!.signature;
@@ -233,7 +264,11 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
     for (const program of options.programs) {
       await ws.subscribe('logsSubscribe', [{ mentions: [program] }, { commitment }], (result) => {
         const notification = result as { context: { slot: number }; value: { signature: string; err: unknown } };
-        const info = { signature: notification.value.signature, slot: notification.context.slot, err: notification.value.err };
+        const info = {
+          signature: notification.value.signature,
+          slot: notification.context.slot,
+          err: notification.value.err,
+        };
         if (holding) held.push([info, program]);
         else enqueue(info, program);
       });
@@ -255,7 +290,10 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
 
   return {
     async start() {
-      logger.info({ url: redactUrl(httpUrl), programs: options.programs, commitment, fromSlot: cursor.slot }, 'solana source starting');
+      logger.info(
+        { url: redactUrl(httpUrl), programs: options.programs, commitment, fromSlot: cursor.slot },
+        'solana source starting',
+      );
       drainLoop = drain();
       connection = keepConnected(ctx, { url: wsUrl, name: 'solana-ws', onOpen });
     },

@@ -21,7 +21,10 @@ export interface Cluster {
   roleEnv(dir: string): Record<string, string>;
 }
 
-export function useDistributedSuite(prefix: string, password: string): { root: string; ctx: Context; cluster(): Promise<Cluster> } {
+export function useDistributedSuite(
+  prefix: string,
+  password: string,
+): { root: string; ctx: Context; cluster(): Promise<Cluster> } {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
   const ctx = createContext(loadConfig({ SPOT_DATA_DIR: root, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
   let mock: KafkaMock | null = null;
@@ -31,18 +34,34 @@ export function useDistributedSuite(prefix: string, password: string): { root: s
     fs.rmSync(root, { recursive: true, force: true });
   });
   return {
-    root, ctx,
+    root,
+    ctx,
     async cluster() {
       mock = await startKafkaMock();
       const brokers = mock.brokers.join(',');
       let sqlPort = 0;
-      const standin = start('clickhouse stand-in', ['--import', 'tsx', STANDIN], { SPOT_DATA_DIR: path.join(root, 'clickhouse'), SPOT_SQL_PORT: '0', SPOT_SQL_WRITE_PASSWORD: password, SPOT_LOG_LEVEL: 'warn' },
-        (text) => (sqlPort = (JSON.parse(text) as { port: number }).port));
+      const standin = start(
+        'clickhouse stand-in',
+        ['--import', 'tsx', STANDIN],
+        {
+          SPOT_DATA_DIR: path.join(root, 'clickhouse'),
+          SPOT_SQL_PORT: '0',
+          SPOT_SQL_WRITE_PASSWORD: password,
+          SPOT_LOG_LEVEL: 'warn',
+        },
+        (text) => (sqlPort = (JSON.parse(text) as { port: number }).port),
+      );
       await waitFor(async () => (sqlPort > 0 ? true : undefined), 60_000, 'the ClickHouse stand-in');
       const url = `http://spot_writer:${password}@127.0.0.1:${sqlPort}`;
       return {
-        mock, standin, sqlPort,
-        roleEnv: (dir) => ({ SPOT_DATA_DIR: path.join(root, dir), SPOT_KAFKA_BROKERS: brokers, SPOT_CLICKHOUSE_URL: url }),
+        mock,
+        standin,
+        sqlPort,
+        roleEnv: (dir) => ({
+          SPOT_DATA_DIR: path.join(root, dir),
+          SPOT_KAFKA_BROKERS: brokers,
+          SPOT_CLICKHOUSE_URL: url,
+        }),
       };
     },
   };

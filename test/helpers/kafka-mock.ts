@@ -17,26 +17,48 @@ export function kcatAvailable(): boolean {
 export function requireKcat(suite: string): boolean {
   if (kcatAvailable()) return true;
   const line = '!'.repeat(78);
-  console.warn(`\n${line}\n!! SKIPPING ${suite}: kcat is not installed, so no Kafka mock broker.\n!! Install it (apt-get install -y kcat) to run the Kafka suites; CI does.\n${line}\n`);
+  console.warn(
+    `\n${line}\n!! SKIPPING ${suite}: kcat is not installed, so no Kafka mock broker.\n!! Install it (apt-get install -y kcat) to run the Kafka suites; CI does.\n${line}\n`,
+  );
   return false;
 }
 
 export async function startKafkaMock(options: { brokers?: number; startTimeoutMs?: number } = {}): Promise<KafkaMock> {
-  const child = spawn('kcat', [
-    '-X', `test.mock.num.brokers=${options.brokers ?? 3}`, '-d', 'mock', '-b', '127.0.0.1:1',
-    '-C', '-t', '__spot_mock_keepalive',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    'kcat',
+    [
+      '-X',
+      `test.mock.num.brokers=${options.brokers ?? 3}`,
+      '-d',
+      'mock',
+      '-b',
+      '127.0.0.1:1',
+      '-C',
+      '-t',
+      '__spot_mock_keepalive',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
   const brokers = await new Promise<string[]>((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => fail(new Error(`kcat printed no mock bootstrap servers within ${options.startTimeoutMs ?? 10_000} ms:\n${seen.slice(0, 2000)}`)), options.startTimeoutMs ?? 10_000);
+    const timer = setTimeout(
+      () =>
+        fail(
+          new Error(
+            `kcat printed no mock bootstrap servers within ${options.startTimeoutMs ?? 10_000} ms:\n${seen.slice(0, 2000)}`,
+          ),
+        ),
+      options.startTimeoutMs ?? 10_000,
+    );
     function fail(error: Error) {
       clearTimeout(timer);
       child.kill('SIGKILL');
       reject(error);
     }
-    const exitedEarly = (code: number | null) => fail(new Error(`kcat exited (${code}) before the mock cluster started:\n${seen.slice(0, 2000)}`));
+    const exitedEarly = (code: number | null) =>
+      fail(new Error(`kcat exited (${code}) before the mock cluster started:\n${seen.slice(0, 2000)}`));
     child.once('error', fail);
     child.once('exit', exitedEarly);
     child.stderr.setEncoding('utf8');

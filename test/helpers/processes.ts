@@ -18,8 +18,16 @@ export interface Proc {
 /** Every process started, for the suites' clean-up. */
 export const procs: Proc[] = [];
 
-export function start(name: string, args: string[], env: Record<string, string>, stdout?: (text: string) => void): Proc {
-  const child = spawn(process.execPath, args, { env: { ...process.env, SPOT_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function start(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  stdout?: (text: string) => void,
+): Proc {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, SPOT_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: LogLine[] = [];
   const raw: string[] = [];
   const waiters = new Set<() => void>();
@@ -34,9 +42,14 @@ export function start(name: string, args: string[], env: Record<string, string>,
     for (const wake of waiters) wake();
   });
   readline.createInterface({ input: child.stdout! }).on('line', (text) => stdout?.(text));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const proc: Proc = {
-    name, child, lines, exited,
+    name,
+    child,
+    lines,
+    exited,
     tail: () => raw.slice(-40).join('\n'),
     line(accept, timeoutMs) {
       return new Promise((resolve, reject) => {
@@ -77,6 +90,7 @@ export async function terminate(proc: Proc): Promise<void> {
 
 /** SIGKILLs whatever still runs and waits for every exit. */
 export async function killAll(): Promise<void> {
-  for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
+  for (const proc of procs)
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
   await Promise.all(procs.map((p) => p.exited));
 }

@@ -6,7 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export class RpcFault extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -47,7 +50,11 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
   const calls: RecordedRpcServer['calls'] = [];
   let nextSubscription = 1;
 
-  function answer(request: { id?: unknown; method?: string; params?: unknown }, transport: 'http' | 'ws', socket?: WebSocket): object {
+  function answer(
+    request: { id?: unknown; method?: string; params?: unknown },
+    transport: 'http' | 'ws',
+    socket?: WebSocket,
+  ): object {
     const id = request.id ?? null;
     const method = request.method ?? '';
     calls.push({ method, params: request.params, transport });
@@ -55,7 +62,11 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
       const subscription = String(nextSubscription++);
       subscriptions.set(subscription, { id: subscription, method, params: request.params, socket });
       // Solana answers subscription ids as numbers, Ethereum as hex strings.
-      return { jsonrpc: '2.0', id, result: method === 'eth_subscribe' ? `0x${Number(subscription).toString(16)}` : Number(subscription) };
+      return {
+        jsonrpc: '2.0',
+        id,
+        result: method === 'eth_subscribe' ? `0x${Number(subscription).toString(16)}` : Number(subscription),
+      };
     }
     const handler = handlers.get(method);
     if (!handler) return { jsonrpc: '2.0', id, error: { code: -32601, message: `method not found: ${method}` } };
@@ -121,9 +132,13 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
       let sent = 0;
       for (const subscription of subscriptions.values()) {
         if (subscription.method !== method || (filter && !filter(subscription.params))) continue;
-        subscription.socket.send(JSON.stringify({
-          jsonrpc: '2.0', method: NOTIFICATION_METHOD(method), params: { subscription: wireId(subscription), result },
-        }));
+        subscription.socket.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: NOTIFICATION_METHOD(method),
+            params: { subscription: wireId(subscription), result },
+          }),
+        );
         sent++;
       }
       return sent;

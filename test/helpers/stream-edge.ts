@@ -23,11 +23,17 @@ export interface Env {
 
 export function createEnv(): Env {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-stream-edge-'));
-  const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent', SPOT_WS_PORT: '0' }), createLogger('silent'));
+  const ctx = createContext(
+    loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent', SPOT_WS_PORT: '0' }),
+    createLogger('silent'),
+  );
   const keys = createKeyStore(ctx, { path: path.join(dir, 'keys.sqlite') });
   const { key } = keys.create({ label: 'test' });
   return {
-    dir, ctx, keys, key,
+    dir,
+    ctx,
+    keys,
+    key,
     cleanup() {
       keys.close();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -70,9 +76,11 @@ export class StreamClient {
   async until(predicate: (frames: Frame[]) => boolean, what = 'frames', timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.frames)) {
-      if (this.closed && !predicate(this.frames)) throw new Error(`socket closed (${this.closed.code}) while waiting for ${what}`);
+      if (this.closed && !predicate(this.frames))
+        throw new Error(`socket closed (${this.closed.code}) while waiting for ${what}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.frames).slice(0, 2000)}`);
+      if (left <= 0)
+        throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.frames).slice(0, 2000)}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -116,7 +124,11 @@ export class StreamClient {
 }
 
 /** Opens a socket; rejects with the HTTP refusal (status, headers, body) when the upgrade is refused. */
-export function connect(port: number, key: string | null, extraHeaders: Record<string, string> = {}): Promise<StreamClient> {
+export function connect(
+  port: number,
+  key: string | null,
+  extraHeaders: Record<string, string> = {},
+): Promise<StreamClient> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...extraHeaders };
     if (key !== null) headers.Authorization = `Bearer ${key}`;
@@ -126,7 +138,13 @@ export function connect(port: number, key: string | null, extraHeaders: Record<s
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => reject(Object.assign(new Error(`refused ${res.statusCode}`), { refusal: { status: res.statusCode!, headers: res.headers, body } })));
+      res.on('end', () =>
+        reject(
+          Object.assign(new Error(`refused ${res.statusCode}`), {
+            refusal: { status: res.statusCode!, headers: res.headers, body },
+          }),
+        ),
+      );
     });
     ws.once('error', (error) => reject(error));
   });
@@ -155,7 +173,11 @@ export const SOL_WALLET = '4wTV1YmiEkRvAtNtsSGPtUrqRYQMe5SKy2uB4Jjaxnjf';
 export const evmAddress = (n: number) => '0x' + n.toString(16).padStart(40, '0');
 
 let tradeCounter = 0;
-export function tradeMessage(over: Partial<PricedTradeMessage['trade']> = {}, identities: string[] = [], extra: { name?: string } = {}): PricedTradeMessage {
+export function tradeMessage(
+  over: Partial<PricedTradeMessage['trade']> = {},
+  identities: string[] = [],
+  extra: { name?: string } = {},
+): PricedTradeMessage {
   tradeCounter++;
   const pv = (usd: string) => ({ native: '0.5', usd });
   return {
@@ -188,7 +210,13 @@ export function candle(time: number, close: number, volume = 1): Candle {
 }
 
 /** Open buckets of `timeframes`; each metric/denomination gets a distinct close so views differ. */
-export function candleMessage(chain: 'base' | 'solana', token: string, time: number, close: number, timeframes = ['1m', '5m']): CandleUpdateMessage {
+export function candleMessage(
+  chain: 'base' | 'solana',
+  token: string,
+  time: number,
+  close: number,
+  timeframes = ['1m', '5m'],
+): CandleUpdateMessage {
   const open: CandleUpdateMessage['open'] = {};
   for (const tf of timeframes) {
     open[tf] = {
@@ -236,9 +264,15 @@ export function edgeForSuite(): SuiteEdge {
     return client;
   };
   return {
-    get env() { return env!; },
-    get edge() { return edge!; },
-    get port() { return port; },
+    get env() {
+      return env!;
+    },
+    get edge() {
+      return edge!;
+    },
+    get port() {
+      return port;
+    },
     open: async () => track(await connect(port, env!.key)),
     track,
   };
