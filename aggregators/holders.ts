@@ -1,5 +1,5 @@
 // Holder figures of one token from its balances (token events only) and wallet facts. Each
-// definition is written out in aggregators/HOLDERS.md.
+// definition is written out in docs/holders.md.
 import { tokenKey, type Chain } from '../core/chains.ts';
 import { pct } from '../core/decimal.ts';
 import type { Static } from '@sinclair/typebox';

@@ -305,7 +305,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
       // A token's state moves with its input partition, so every partitioning must agree.
       if (new Set(counts.values()).size !== 1) {
         throw new Error(
-          `distributed aggregation needs one partition count for ${[...counts.keys()].join(', ')}; found ${[...counts].map(([t, n]) => `${t}: ${n}`).join(', ')} (README.md, "Distributed mode")`,
+          `distributed aggregation needs one partition count for ${[...counts.keys()].join(', ')}; found ${[...counts].map(([t, n]) => `${t}: ${n}`).join(', ')} (docs/distributed.md)`,
         );
       }
       await refreshMarks();

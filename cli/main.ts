@@ -19,7 +19,7 @@ Commands:
   decode [--chain C] [FILE|-]  decode a Solana getTransaction result or an EVM receipt to JSON lines
   bench [scenario…]      run the benchmarks and write bench/results
 
-Configuration comes from SPOT_* environment variables; see README.md.`;
+Configuration comes from SPOT_* environment variables; see docs/configuration.md.`;
 
 export type CommandHandler = (ctx: Context, args: string[]) => Promise<number>;
 
@@ -119,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (asksForHelp(command, args)) {
     process.stdout.write(
-      `Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables; see README.md.\n`,
+      `Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables; see docs/configuration.md.\n`,
     );
     return 0;
   }

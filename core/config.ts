@@ -85,7 +85,7 @@ function aggregatorId(env: Env): string | null {
   return raw;
 }
 
-/** Defaults: see the README's configuration table, which lists each of these. */
+/** Defaults: see docs/configuration.md, which lists each of these. */
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.SPOT_LOG_LEVEL || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel))

@@ -21,9 +21,9 @@ const compose = parse(fs.readFileSync('docker-compose.yml', 'utf8'), { merge: tr
   services: Record<string, Service>;
 };
 const services = compose.services;
-const readme = fs.readFileSync('README.md', 'utf8');
-/** Variables of the README's configuration table. */
-const documented = new Set([...readme.matchAll(/^\| `(SPOT_[A-Z_]+)`/gm)].map((m) => m[1]!));
+const configDoc = fs.readFileSync('docs/configuration.md', 'utf8');
+/** Variables of the configuration table (docs/configuration.md). */
+const documented = new Set([...configDoc.matchAll(/^\| `(SPOT_[A-Z_]+)`/gm)].map((m) => m[1]!));
 /** `${NAME:-default}` as Compose resolves it when NAME is unset. */
 const interpolate = (value: string | number) => String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
 /** The spot command a service runs (`node [node flags] bin/spot.js ROLE …`), from bin/spot.js on. */
@@ -53,7 +53,7 @@ describe('docker-compose.yml', () => {
     for (const [name, service] of roleServices) {
       const env = Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(v)]));
       for (const variable of Object.keys(env))
-        assert.ok(documented.has(variable), `${name}: ${variable} is in the README's configuration table`);
+        assert.ok(documented.has(variable), `${name}: ${variable} is in docs/configuration.md`);
       const config = loadConfig(env);
       assert.deepEqual(config.kafkaBrokers, ['kafka:9092'], `${name} uses the Kafka service`);
       const clickhouse = new URL(config.clickhouseUrl!);

@@ -1,6 +1,6 @@
 // Distributed mode at the live edge: `spot ingest` keeps trading while two `spot aggregate`
 // instances split the partitions and one is SIGKILLed. The instances' merges may order the newest
-// messages differently (README, "Distributed mode", Limits), so the numbers are not compared with
+// messages differently (docs/distributed.md, Limits), so the numbers are not compared with
 // an embedded run here; what must hold anyway: every swap of the log is exactly one trade (none
 // lost at the hand-over, none invented) and every token's trade count equals its stored trades
 // (none applied twice).

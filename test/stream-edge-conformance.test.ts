@@ -1,4 +1,4 @@
-// Stream edge against SPEC.md and the README's stream choices, as a client sees it: handshakes
+// Stream edge against SPEC.md and the docs/stream.md, as a client sees it: handshakes
 // that are not RFC 6455 upgrades, oversized client frames, and refusals that list every problem.
 import assert from 'node:assert/strict';
 import net from 'node:net';

@@ -142,7 +142,7 @@ export function createKafkaLog(ctx: Context, options: KafkaLogOptions): EventLog
         const wanted = specs.map((spec) => `${spec.name} (${topicSettings(spec)})`);
         logger.warn(
           { err: (error as Error).message, topics: wanted },
-          `the broker refused to create topics; create them by hand (README.md, "Distributed mode"): ${wanted.join('; ')}. ` +
+          `the broker refused to create topics; create them by hand (docs/distributed.md): ${wanted.join('; ')}. ` +
             'Going on with whatever exists or is auto-created: partitions, compaction and retention are then the broker defaults',
         );
       }

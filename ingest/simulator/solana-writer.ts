@@ -1,6 +1,6 @@
 // SimEvents on solana → getTransaction-shaped records built with ingest/solana's encoders.
 //
-// Emitted directly as token events (documented in README.md): wallet labels (off-chain
+// Emitted directly as token events (documented in docs/sources.md): wallet labels (off-chain
 // knowledge), funding (the Solana decoder reads no System-program transfers), and the creation
 // and graduation of LaunchLab and Meteora DBC tokens (the decoder reads their trades and curve
 // completion, not PoolCreateEvent / EvtInitializePool / the migration to the AMM).
