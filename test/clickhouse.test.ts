@@ -353,7 +353,7 @@ describe('clickhouse store (chDB)', () => {
     const { client } = await sharedChdb();
     const typed = await client.query({
       query:
-        'SELECT name, decToString(market_cap_usd) AS mc, holders_count, decToString(bonding_curve_pct) AS curve FROM spot.tokens FINAL WHERE address = {a:String}',
+        'SELECT name, toString(market_cap_usd) AS mc, holders_count, toString(bonding_curve_pct) AS curve FROM spot.tokens FINAL WHERE address = {a:String}',
       query_params: { a: older.address },
       format: 'JSONEachRow',
     });
