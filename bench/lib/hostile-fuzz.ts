@@ -360,6 +360,8 @@ export interface FuzzReport {
   failures: { input: string; violations: string[] }[];
   /** Largest event-loop delay one case caused (its best of up to three runs), ms. */
   maxBlockMs: number;
+  /** The case that caused maxBlockMs (its first 120 characters). */
+  worstCase: string;
 }
 
 /**
@@ -376,8 +378,8 @@ export async function runFuzz(options: {
 }): Promise<FuzzReport> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
-  const report: FuzzReport = { cases: 0, failures: [], maxBlockMs: 0 };
-  const timed = async <T>(run: () => Promise<T>): Promise<{ result: T; blockMs: number }> => {
+  const report: FuzzReport = { cases: 0, failures: [], maxBlockMs: 0, worstCase: '' };
+  const timed = async <T>(what: () => string, run: () => Promise<T>): Promise<{ result: T; blockMs: number }> => {
     let best = Number.POSITIVE_INFINITY;
     let result!: T;
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -387,14 +389,20 @@ export async function runFuzz(options: {
       best = Math.min(best, histogram.count === 0 ? 0 : histogram.max / 1e6);
       if (best <= MAX_BLOCK_MS) break;
     }
-    report.maxBlockMs = Math.max(report.maxBlockMs, best);
+    if (best > report.maxBlockMs) {
+      report.maxBlockMs = best;
+      report.worstCase = what().slice(0, 120);
+    }
     return { result, blockMs: best };
   };
 
   const rest = fc.sample(restCases(options.key), { numRuns: options.count, seed: options.seed });
   for (const c of rest) {
     report.cases++;
-    const { result: reply, blockMs } = await timed(() => rawRequest(options.restPort, encodeRest(c), 10_000));
+    const { result: reply, blockMs } = await timed(
+      () => encodeRest(c).toString('latin1'),
+      () => rawRequest(options.restPort, encodeRest(c), 10_000),
+    );
     const violations = restViolations(c, reply);
     if (blockMs > MAX_BLOCK_MS) violations.push(`blocked the event loop ${blockMs.toFixed(1)} ms`);
     if (violations.length > 0)
@@ -405,7 +413,10 @@ export async function runFuzz(options: {
   const frames = fc.sample(streamCases(), { numRuns: options.count, seed: options.seed + 1 });
   for (const c of frames) {
     report.cases++;
-    const { result: reply, blockMs } = await timed(() => socket.send(c));
+    const { result: reply, blockMs } = await timed(
+      () => `${c.kind}: ${c.payload}`,
+      () => socket.send(c),
+    );
     const expected = expectedClose(c);
     const violations: string[] = [];
     if (expected !== null) {
