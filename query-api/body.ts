@@ -23,7 +23,7 @@ export const JSON_LIMITS = {
 } as const;
 
 /** Detail entries one refusal lists; the rest are counted in a last entry. */
-export const MAX_SHAPE_PROBLEMS = 20;
+const MAX_SHAPE_PROBLEMS = 20;
 
 const bodyError = (message: string) =>
   validationError([{ field: 'body', message }], 'The request body is malformed; send one JSON object and retry.');
@@ -63,7 +63,7 @@ export async function readJsonBody(ctx: Koa.Context, limit = BODY_LIMIT_BYTES): 
  * problem named by its field (`newPairs.filters.protocols`); the pass does not enter a value over
  * its cap, so it visits each node at most once.
  */
-export function checkJsonShape(root: unknown, limits = JSON_LIMITS): ValidationDetail[] {
+function checkJsonShape(root: unknown, limits = JSON_LIMITS): ValidationDetail[] {
   const problems: ValidationDetail[] = [];
   let more = 0;
   const add = (path: (string | number)[], message: string) => {

@@ -84,7 +84,7 @@ const pathArb = fc.oneof(
     .map(([a, b]) => a + b),
 );
 
-export interface RestCase {
+interface RestCase {
   method: string;
   path: string;
   version: string;
@@ -93,7 +93,7 @@ export interface RestCase {
   framing: 'length' | 'chunked' | 'both' | 'bad-length' | 'none';
 }
 
-export function restCases(key: string): fc.Arbitrary<RestCase> {
+function restCases(key: string): fc.Arbitrary<RestCase> {
   return fc.oneof({ weight: 2, arbitrary: anyRequest(key) }, { weight: 1, arbitrary: discoveryRequest(key) });
 }
 
@@ -163,7 +163,7 @@ function anyRequest(key: string): fc.Arbitrary<RestCase> {
 }
 
 /** The request's bytes; a header named NoColon is sent as a bare line. */
-export function encodeRest(c: RestCase): Buffer {
+function encodeRest(c: RestCase): Buffer {
   const lines = [`${c.method} ${c.path} ${c.version}`, 'Host: 127.0.0.1', 'Connection: close'];
   for (const [name, value] of c.headers) lines.push(name === 'NoColon' ? 'NoColon' : `${name}: ${value}`);
   const body = Buffer.from(c.body ?? '', 'utf8');
@@ -183,7 +183,7 @@ export function encodeRest(c: RestCase): Buffer {
 const VISIBLE_ID = /^[\x21-\x7e]{1,128}$/;
 
 /** The spec's invariants for one REST answer; a list of what broke (empty when none). */
-export function restViolations(c: RestCase, reply: RawReply): string[] {
+function restViolations(c: RestCase, reply: RawReply): string[] {
   const out: string[] = [];
   if (reply.empty) return ['no response (connection closed without an answer)'];
   if (reply.status >= 500) out.push(`status ${reply.status}`);
@@ -216,7 +216,7 @@ export function restViolations(c: RestCase, reply: RawReply): string[] {
 }
 
 /** `{error:{code,message,details?}}` exactly, the code's status, details only where the spec puts them. */
-export function envelopeViolations(body: unknown, status: number | null): string[] {
+function envelopeViolations(body: unknown, status: number | null): string[] {
   const out: string[] = [];
   const error = (body as { error?: Record<string, unknown> } | null)?.error;
   if (!error || Object.keys(body as object).length !== 1) return ['not an {error} envelope'];
@@ -243,12 +243,12 @@ export function envelopeViolations(body: unknown, status: number | null): string
   return out;
 }
 
-export interface StreamCase {
+interface StreamCase {
   kind: 'json' | 'text' | 'binary' | 'invalid-utf8' | 'oversize';
   payload: string;
 }
 
-export function streamCases(): fc.Arbitrary<StreamCase> {
+function streamCases(): fc.Arbitrary<StreamCase> {
   const filtersArb = fc.record(
     {
       chain: chain,
@@ -286,14 +286,14 @@ export function streamCases(): fc.Arbitrary<StreamCase> {
 }
 
 /** What a frame must get: one ack or error frame, or the close code the spec (or uWS) gives it. */
-export function expectedClose(c: StreamCase): number | null {
+function expectedClose(c: StreamCase): number | null {
   if (c.kind === 'oversize') return 1009;
   // uWS validates UTF-8 itself and drops the TCP connection, no close frame (docs/hostile-input.md).
   if (c.kind === 'invalid-utf8') return 1006;
   return null;
 }
 
-export function frameViolations(frame: unknown): string[] {
+function frameViolations(frame: unknown): string[] {
   const f = frame as Record<string, unknown>;
   if (f?.type === 'ack') return typeof f.subscriptionId === 'string' ? [] : ['ack without subscriptionId'];
   if (f?.type !== 'error') return [`unexpected frame ${JSON.stringify(frame).slice(0, 80)}`];
@@ -302,7 +302,7 @@ export function frameViolations(frame: unknown): string[] {
 }
 
 /** One stream socket driven frame by frame; reopened after a close. */
-export class FuzzSocket {
+class FuzzSocket {
   private ws: WebSocket | null = null;
   constructor(
     private readonly url: string,
