@@ -11,9 +11,9 @@ export const STREAM_PATH = '/v1/stream';
 export const CONNECTION_LIMIT_RETRY_SECONDS = 1;
 
 /**
- * The REST rule (core/request-id.ts). uWS hands header values with valid multi-byte UTF-8
- * sequences removed (`r🦄` arrives as `r`), so such a value cannot be told from its ASCII rest;
- * see docs/hostile-input.md.
+ * The REST rule (core/request-id.ts). uWS trims bytes >= 0x80 at the ends of a header value
+ * (`r🦄` arrives as `r`), so such a value cannot be told from its ASCII rest; non-ASCII inside
+ * the value arrives and is replaced. See docs/hostile-input.md.
  */
 export function requestIdOf(req: HttpRequest): string {
   return requestIdFromHeader(req.getHeader('x-request-id'));
