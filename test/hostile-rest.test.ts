@@ -1,6 +1,7 @@
 // Hostile REST input (issue 14): bounded discovery validation, parser-level refusals answered
 // with the envelope and headers, invalid X-Request-ID replaced.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { BODY_LIMIT_BYTES, JSON_LIMITS } from '../query-api/body.ts';
 import { MAX_DETAILS } from '../query-api/validation.ts';
 import { rawRequest, type RawReply } from './helpers/raw-http.ts';
@@ -187,6 +188,32 @@ describe('hostile REST input', () => {
       // A request without Host is served too.
       reply = await rawRequest(port, 'GET /openapi.json HTTP/1.1\r\nConnection: close\r\n\r\n');
       assert.equal(reply.status, 200);
+    });
+
+    it('keeps serving the replayed connection: a body in a later packet, then a keep-alive request', async () => {
+      const body = JSON.stringify({ chains: ['solana'], newPairs: {} });
+      const text = await new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.write(
+            head(
+              'POST /v1/discovery HTTP/1.1',
+              'X-Request-ID: a\x01b',
+              `Authorization: Bearer ${env.key}`,
+              'Content-Type: application/json',
+              `Content-Length: ${body.length}`,
+            ),
+          );
+          setTimeout(() => socket.write(body), 100);
+          setTimeout(() => socket.write(head('GET /openapi.json HTTP/1.1', 'Connection: close')), 200);
+        });
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        setTimeout(() => socket.destroy(), 5000);
+      });
+      // Two answers on the one connection (the second follows the first body without a line break).
+      assert.equal(text.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 2);
+      assert.match(text, /\{"columns":\[\{"column":"newPairs"/);
     });
 
     it('replaces non-ASCII and over-long X-Request-ID values', async () => {
