@@ -59,8 +59,8 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   fuzz: {
     file: 'fuzz.ts',
-    params: { cases: 5000 },
-    quick: { cases: 50 },
+    params: { cases: 5000, tokens: 20_000 },
+    quick: { cases: 50, tokens: 200 },
     timeoutMs: 600_000,
   },
   memory: {

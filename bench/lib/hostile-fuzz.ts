@@ -311,7 +311,11 @@ class FuzzSocket {
 
   private async open(): Promise<WebSocket> {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) return this.ws;
-    const ws = new WebSocket(this.url, { headers: { authorization: `Bearer ${this.key}` } });
+    // A zero mask: ws then skips masking, so a large frame costs the client (same process) little.
+    const ws = new WebSocket(this.url, {
+      headers: { authorization: `Bearer ${this.key}` },
+      generateMask: (mask: Buffer) => mask.fill(0),
+    });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
