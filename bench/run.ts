@@ -57,6 +57,12 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
+  fuzz: {
+    file: 'fuzz.ts',
+    params: { cases: 5000, tokens: 20_000 },
+    quick: { cases: 50, tokens: 200 },
+    timeoutMs: 600_000,
+  },
   memory: {
     file: 'memory.ts',
     params: { tokens: 20_000 },

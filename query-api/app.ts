@@ -3,7 +3,6 @@
 // check, the key budget and credits, then the route. Every /v1 response carries
 // X-RateLimit-Remaining; /openapi.json needs no key and spends no budget.
 import http from 'node:http';
-import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { SpotStore } from '../clickhouse/types.ts';
@@ -17,10 +16,12 @@ import {
 import type { Context } from '../core/context.ts';
 import { notFound, SpotError } from '../core/errors.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
+import { requestIdOf } from '../core/request-id.ts';
 import { creditsExhausted, rateLimited, sendError, serviceUnavailable, toSpotError, unauthorized } from './errors.ts';
 import { createFastLane } from './fast-lane.ts';
 import { createHotViews, type HotViews } from './hot-views.ts';
 import { buildOpenApi } from './openapi.ts';
+import { createParserErrorHandler } from './parser-errors.ts';
 import { createRoutes, CREDIT_COST } from './routes.ts';
 
 export interface QueryApiOptions {
@@ -45,7 +46,8 @@ export interface QueryApi {
   stop(): Promise<void>;
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+/** Header block cap (Node's default, stated): a larger one is a 400 VALIDATION_ERROR. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 
 export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi {
   const log = ctx.logger.child({ component: 'query-api' });
@@ -160,9 +162,15 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     }
   }
 
+  /** Methods served at a path, null when none (405 versus 404 for a method the parser refuses). */
+  function allowedMethods(path: string): string[] | null {
+    if (path === '/openapi.json' || path === '/v1/stream' || path === '/v1/stream/') return ['GET', 'HEAD'];
+    const methods = [...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods))];
+    return methods.length > 0 ? methods : null;
+  }
+
   app.use(async (koa) => {
-    const sent = koa.get('x-request-id');
-    const requestId = REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+    const requestId = requestIdOf(koa.get('x-request-id'));
     koa.state.requestId = requestId;
     koa.set('X-Request-ID', requestId);
     try {
@@ -188,9 +196,15 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
       if (ownViews) await views.start();
       const koaHandler = app.callback();
       const fastLane = createFastLane({ views, keys: options.keys, keyLimiter, ipLimiter, now });
-      server = http.createServer((req, res) => {
+      // No Host header is no reason to refuse (the parser would send a bare 400); parser refusals
+      // get the envelope from parser-errors.ts.
+      server = http.createServer({ requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
         if (!fastLane(req, res)) void koaHandler(req, res);
       });
+      server.on(
+        'clientError',
+        createParserErrorHandler(server, { ipLimiter, allowedMethods, now, log, maxHeaderBytes: MAX_HEADER_BYTES }),
+      );
       server.keepAliveTimeout = 65_000;
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);

@@ -41,12 +41,8 @@ export function createDiscoveryIndex(body: (entry: TokenEntry) => Buffer): Disco
     const field = effectiveSort(column, config.sortBy);
     const desc = (config.order ?? 'desc') === 'desc';
     const limit = clampLimit(config.limit);
-    const candidates: TokenEntry[] = [];
-    for (const chain of chains) {
-      for (const entry of setOf(chain, column) ?? []) if (keep(entry.token, now)) candidates.push(entry);
-    }
     // Missing values rank last in either order; equal values keep a fixed order (chain, address).
-    candidates.sort((a, b) => {
+    const compare = (a: TokenEntry, b: TokenEntry) => {
       const va = sortOf(a, field);
       const vb = sortOf(b, field);
       if (va !== vb) {
@@ -57,8 +53,26 @@ export function createDiscoveryIndex(body: (entry: TokenEntry) => Buffer): Disco
       }
       if (a.token.chain !== b.token.chain) return a.token.chain < b.token.chain ? -1 : 1;
       return a.token.address < b.token.address ? -1 : a.token.address > b.token.address ? 1 : 0;
-    });
-    return candidates.length > limit ? candidates.slice(0, limit) : candidates;
+    };
+    // The best `limit` kept sorted while scanning: one comparison with the worst kept rejects most
+    // members, so a request costs about one filter and one comparison per member, not a full sort.
+    const top: TokenEntry[] = [];
+    for (const chain of chains) {
+      for (const entry of setOf(chain, column) ?? []) {
+        if (top.length === limit && compare(entry, top[limit - 1]!) >= 0) continue;
+        if (!keep(entry.token, now)) continue;
+        let lo = 0;
+        let hi = top.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (compare(entry, top[mid]!) < 0) hi = mid;
+          else lo = mid + 1;
+        }
+        top.splice(lo, 0, entry);
+        if (top.length > limit) top.pop();
+      }
+    }
+    return top;
   }
 
   return {

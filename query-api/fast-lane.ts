@@ -3,11 +3,11 @@
 // would, with no per-request context objects and the body as a Buffer serialised once per token
 // version. It decides before spending any budget: every other request (other paths, HEAD, a
 // query string it does not need to read, metered or invalid keys, cold tokens) goes to Koa as is.
-import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { KeyCheck, KeyStore } from '../core/auth/keys.ts';
 import type { RateLimiter } from '../core/auth/rate-limit.ts';
 import { canonicalAddress, isChain } from '../core/chains.ts';
+import { requestIdOf } from '../core/request-id.ts';
 import type { SpotError } from '../core/errors.ts';
 import { rateLimited } from './errors.ts';
 import type { HotViews } from './hot-views.ts';
@@ -23,7 +23,6 @@ export interface FastLaneDeps {
 /** Handles the request and returns true, or returns false without side effects (Koa answers). */
 export type FastLane = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PREFIX = '/v1/tokens/';
 
@@ -63,8 +62,7 @@ export function createFastLane(deps: FastLaneDeps): FastLane {
     }
     if (!check.ok || check.record.metered) return false;
 
-    const sent = req.headers['x-request-id'];
-    const requestId = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+    const requestId = requestIdOf(req.headers['x-request-id']);
     const at = now();
     const ipDecision = ipLimiter.take(req.socket.remoteAddress || 'unknown', at);
     if (!ipDecision.allowed) {

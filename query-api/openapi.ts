@@ -10,6 +10,8 @@ import {
   MAX_PAGE,
   TOKEN_TRADES_DEFAULT_LIMIT,
 } from './routes.ts';
+import { BODY_LIMIT_BYTES, JSON_LIMITS } from './body.ts';
+import { MAX_DETAILS } from './validation.ts';
 
 type Json = Record<string, unknown>;
 
@@ -231,6 +233,12 @@ export function buildOpenApi(): Json {
           operationId: 'postDiscovery',
           tags: ['discovery'],
           summary: 'Ranked discovery columns (newPairs, graduating, graduated)',
+          description:
+            `Request limits, checked before validation; over one is a 400 VALIDATION_ERROR naming the field: ` +
+            `body at most ${BODY_LIMIT_BYTES} bytes, a list at most ${JSON_LIMITS.maxListItems} entries, an object at most ` +
+            `${JSON_LIMITS.maxObjectKeys} fields, a string at most ${JSON_LIMITS.maxStringLength} characters, nesting at most ` +
+            `${JSON_LIMITS.maxDepth} levels. A VALIDATION_ERROR lists at most ${MAX_DETAILS} details, then one more ` +
+            'entry (field "body") counting the problems not listed.',
           requestBody: { required: true, content: jsonBody(ref('DiscoveryRequest')) },
           responses: {
             '200': ok(

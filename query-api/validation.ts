@@ -8,14 +8,38 @@ import type { ValidationDetail } from '../core/schemas.ts';
 
 export type Query = Record<string, string | string[] | undefined>;
 
-/** Collects problems so one response lists every one of them. */
+/** Detail entries one response lists; further problems are counted in one last entry. */
+export const MAX_DETAILS = 20;
+
+/**
+ * Collects problems, one per field, so one response lists them; at most MAX_DETAILS are kept
+ * (a hostile body can hold thousands), the rest only counted, so the work stays linear.
+ */
 export class Problems {
   readonly list: ValidationDetail[] = [];
+  private readonly fields = new Set<string>();
+  private more = 0;
+  /** True once MAX_DETAILS problems are held: callers may stop looking for more. */
+  get full(): boolean {
+    return this.list.length >= MAX_DETAILS;
+  }
   add(field: string, message: string): void {
-    if (!this.list.some((p) => p.field === field)) this.list.push({ field, message });
+    if (this.fields.has(field)) return;
+    this.fields.add(field);
+    if (this.full) this.more++;
+    else this.list.push({ field, message });
+  }
+  /** Counts problems not looked at one by one. */
+  addUncounted(count: number): void {
+    this.more += count;
   }
   throwIfAny(): void {
-    if (this.list.length > 0) throw validationError(this.list);
+    if (this.list.length === 0) return;
+    const details =
+      this.more > 0
+        ? [...this.list, { field: 'body', message: `${this.more} more problems are not listed; fix these first.` }]
+        : this.list;
+    throw validationError(details);
   }
 }
 
@@ -108,6 +132,13 @@ export function fieldOfPointer(pointer: string, root = 'body'): string {
   return field || root;
 }
 
+/** A parsed path (`['newPairs', 'filters', 'protocols', 3]`) → the field as sent. */
+export function fieldOfPath(path: readonly (string | number)[], root = 'body'): string {
+  let field = '';
+  for (const part of path) field += typeof part === 'number' ? `[${part}]` : field === '' ? part : `.${part}`;
+  return field || root;
+}
+
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
 interface SchemaError {
@@ -119,44 +150,76 @@ interface SchemaError {
 
 const isNullSchema = (schema: TSchema) => (schema as { [Kind]?: string })[Kind] === 'Null';
 
-function literalsOf(errors: SchemaError[]): string[] {
+/** Literals a union allows, from at most `budget` of its branch errors (enums have one each). */
+function literalsOf(errors: Iterable<SchemaError>, budget = { left: 64 }): string[] {
   const out: string[] = [];
   for (const e of errors) {
+    if (budget.left-- <= 0) break;
     const value = (e.schema as { const?: unknown }).const;
     if (typeof value === 'string') out.push(value);
-    for (const it of e.errors) out.push(...literalsOf([...it]));
+    for (const it of e.errors) out.push(...literalsOf(it, budget));
   }
   return out;
 }
 
+interface Branch {
+  head: SchemaError[];
+  rest: Iterator<SchemaError>;
+}
+
+/** The first two errors of a branch (enough to tell the null branch) and the rest, unread. */
+function peek(errors: Iterable<SchemaError>): Branch {
+  const rest = errors[Symbol.iterator]();
+  const head: SchemaError[] = [];
+  for (let i = 0; i < 2; i++) {
+    const next = rest.next();
+    if (next.done) break;
+    head.push(next.value);
+  }
+  return { head, rest };
+}
+
+function* drain(branch: Branch): Generator<SchemaError> {
+  yield* branch.head;
+  for (let next = branch.rest.next(); !next.done; next = branch.rest.next()) yield next.value;
+}
+
 /**
- * Flattens TypeBox errors to the offending leaves. For a union (nullable fields, enums) the
- * null branch is set aside when the value is not null; a single remaining branch is followed,
- * otherwise the union itself is the problem (named by its allowed literals when it has them).
+ * Flattens TypeBox errors to the offending leaves, lazily, so a caller that has enough stops
+ * the work. For a union (nullable fields, enums) the null branch is set aside when the value is
+ * not null; a single remaining branch is followed, otherwise the union itself is the problem
+ * (named by its allowed literals when it has them).
  */
-function leaves(error: SchemaError, out: { path: string; message: string }[]): void {
+function* leaves(error: SchemaError): Generator<{ path: string; message: string }> {
   if (error.errors.length === 0) {
-    out.push({
+    yield {
       path: error.path,
       message: error.message.startsWith('Unexpected property')
         ? 'This field is not part of the request; remove it'
         : error.message,
-    });
+    };
     return;
   }
-  const branches = error.errors.map((it) => [...it]).filter((b) => !(b.length === 1 && isNullSchema(b[0]!.schema)));
+  const branches = error.errors.map(peek).filter((b) => !(b.head.length === 1 && isNullSchema(b.head[0]!.schema)));
   if (branches.length === 1) {
-    for (const e of branches[0]!) leaves(e, out);
+    for (const e of drain(branches[0]!)) yield* leaves(e);
     return;
   }
-  const literals = literalsOf(branches.flat());
-  out.push({
+  const literals = literalsOf(
+    (function* () {
+      for (const b of branches) yield* drain(b);
+    })(),
+  );
+  yield {
     path: error.path,
     message: literals.length > 0 ? `Expected one of ${literals.join(', ')}` : 'Expected a value of another type',
-  });
+  };
 }
 
-/** Checks `value` against a schema; adds one problem per offending field. */
+/**
+ * Checks `value` against a schema; adds one problem per offending field. Once `problems` is full
+ * the remaining errors are only counted, unexpanded: linear in the number of errors.
+ */
 export function checkSchema(schema: TSchema, value: unknown, problems: Problems, root = 'body'): boolean {
   let check = compiled.get(schema);
   if (!check) {
@@ -164,14 +227,26 @@ export function checkSchema(schema: TSchema, value: unknown, problems: Problems,
     compiled.set(schema, check);
   }
   if (check.Check(value)) return true;
-  const found: { path: string; message: string }[] = [];
-  for (const error of check.Errors(value)) leaves(error as unknown as SchemaError, found);
-  const seen: string[] = [];
-  for (const { path, message } of found) {
-    // An error under a field already reported is the same problem seen deeper.
-    if (seen.some((p) => path === p || path.startsWith(`${p}/`))) continue;
-    seen.push(path);
-    problems.add(fieldOfPointer(path, root), `${message}.`);
+  const seen = new Set<string>();
+  // An error under a field already reported is the same problem seen deeper.
+  const underSeen = (path: string) => {
+    for (let i = path.indexOf('/', 1); i !== -1; i = path.indexOf('/', i + 1))
+      if (seen.has(path.slice(0, i))) return true;
+    return seen.has(path);
+  };
+  let uncounted = 0;
+  for (const error of check.Errors(value)) {
+    if (problems.full) {
+      uncounted++;
+      continue;
+    }
+    for (const { path, message } of leaves(error as unknown as SchemaError)) {
+      if (problems.full) break;
+      if (underSeen(path)) continue;
+      seen.add(path);
+      problems.add(fieldOfPointer(path, root), `${message}.`);
+    }
   }
+  problems.addUncounted(uncounted);
   return false;
 }

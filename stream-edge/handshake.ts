@@ -1,20 +1,22 @@
 // HTTP side of the stream port: the upgrade decision (key, request budget, connections per key)
 // and the plain responses for requests that are not WebSocket upgrades.
-import crypto from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { KeyCheck } from '../core/auth/keys.ts';
 import type { RateLimiter } from '../core/auth/rate-limit.ts';
+import { requestIdOf as requestIdFromHeader } from '../core/request-id.ts';
 import type { ErrorCode } from '../core/schemas.ts';
 
 export const STREAM_PATH = '/v1/stream';
 /** Retry-After of a handshake refused for the connection limit: a slot frees when a socket closes. */
 export const CONNECTION_LIMIT_RETRY_SECONDS = 1;
 
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
+/**
+ * The REST rule (core/request-id.ts). uWS trims bytes >= 0x80 at the ends of a header value
+ * (`r🦄` arrives as `r`), so such a value cannot be told from its ASCII rest; non-ASCII inside
+ * the value arrives and is replaced. See docs/hostile-input.md.
+ */
 export function requestIdOf(req: HttpRequest): string {
-  const sent = req.getHeader('x-request-id');
-  return REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+  return requestIdFromHeader(req.getHeader('x-request-id'));
 }
 
 export function remoteAddressOf(res: HttpResponse): string {
