@@ -24,8 +24,11 @@ function swapAccounts(event: RawEvent, pool: string): { base: string; quote: str
 }
 
 /**
- * Amounts are what the user paid in and got out (input includes the fee); trade_direction
- * 1 = QuoteToBase is a buy. Fees (trading + protocol + referral) are taken in the quote mint.
+ * One convention with the other venues (docs/decoders.md): quoteAmount is the curve's amount
+ * before fees, the fees are reported apart. The event's amounts are what the user paid in and got
+ * out, so the fee comes off a buy's input or is added back to a sell's output when the fee was
+ * taken in the quote mint (EvtSwap2: included_fee_input > excluded_fee_input means taken on input;
+ * EvtSwap: assumed on the quote side, the usual config). trade_direction 1 = QuoteToBase is a buy.
  */
 function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
   const e =
@@ -37,17 +40,26 @@ function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
   const tokenDecimals = records.decimalsOf(accounts.base);
   const quoteDecimals = records.decimalsOf(accounts.quote);
   if (tokenDecimals === null || quoteDecimals === null) throw new RangeError(`dbc ${accounts.base}: unknown decimals`);
-  const input =
-    'actualInputAmount' in e.swapResult ? e.swapResult.actualInputAmount : e.swapResult.includedFeeInputAmount;
-  const output = e.swapResult.outputAmount;
+  const result = e.swapResult;
+  const input = 'actualInputAmount' in result ? result.actualInputAmount : result.includedFeeInputAmount;
+  const output = result.outputAmount;
   const isBuy = e.tradeDirection === 1;
-  const { tradingFee, protocolFee, referralFee } = e.swapResult;
+  const fees = result.tradingFee + result.protocolFee + result.referralFee;
+  const feeOnInput =
+    'includedFeeInputAmount' in result ? result.includedFeeInputAmount > result.excludedFeeInputAmount : isBuy;
+  const feesInQuote = feeOnInput === isBuy;
+  const tokenAmount = isBuy ? output : input;
+  let quoteAmount = isBuy ? input : output;
+  let platformFee = fees;
+  if (feesInQuote) quoteAmount = isBuy ? quoteAmount - fees : quoteAmount + fees;
+  // A fee taken in the base mint, valued at the execution price (fees stay in quote units).
+  else platformFee = tokenAmount === 0n ? 0n : (fees * quoteAmount) / tokenAmount;
   const fields: SwapFields = {
     token: accounts.base,
     quoteAsset: accounts.quote,
-    tokenAmount: (isBuy ? output : input).toString(),
+    tokenAmount: tokenAmount.toString(),
     tokenDecimals,
-    quoteAmount: (isBuy ? input : output).toString(),
+    quoteAmount: quoteAmount.toString(),
     quoteDecimals,
     side: isBuy ? 'buy' : 'sell',
     trader: accounts.payer,
@@ -64,8 +76,8 @@ function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
       complete,
     };
   }
-  fields.fees = { platform: (tradingFee + protocolFee + referralFee).toString() };
-  records.swap(fields, e.currentTimestamp);
+  fields.fees = { platform: platformFee.toString() };
+  records.swap(fields, e.currentTimestamp, event.instruction);
 }
 
 export function decodeMeteoraDbcEvent(records: TxRecords, event: RawEvent): void {

@@ -44,29 +44,33 @@ export function decodeLaunchLabEvent(records: TxRecords, event: RawEvent): void 
   const progress = t.totalBaseSell === 0n ? 0n : pct(fromInt(t.realBaseAfter), fromInt(t.totalBaseSell));
   const complete = t.poolStatus !== 0;
   const progressPct = decToString(progress > fromInt(100) ? fromInt(100) : progress);
-  records.swap({
-    token: base,
-    quoteAsset: quote,
-    tokenAmount: tokenAmount.toString(),
-    tokenDecimals,
-    quoteAmount: quoteAmount.toString(),
-    quoteDecimals,
-    side: isBuy ? 'buy' : 'sell',
-    trader,
-    pool: t.poolState,
-    dex: 'raydium-launchlab',
-    launchpad: 'launchlab',
-    reserves: { token: (t.totalBaseSell - t.realBaseAfter).toString(), quote: t.realQuoteAfter.toString() },
-    curve: {
-      progressPct,
-      virtualTokenReserves: (t.virtualBase - t.realBaseAfter).toString(),
-      virtualQuoteReserves: (t.virtualQuote + t.realQuoteAfter).toString(),
-      realTokenReserves: (t.totalBaseSell - t.realBaseAfter).toString(),
-      realQuoteReserves: t.realQuoteAfter.toString(),
-      complete,
+  records.swap(
+    {
+      token: base,
+      quoteAsset: quote,
+      tokenAmount: tokenAmount.toString(),
+      tokenDecimals,
+      quoteAmount: quoteAmount.toString(),
+      quoteDecimals,
+      side: isBuy ? 'buy' : 'sell',
+      trader,
+      pool: t.poolState,
+      dex: 'raydium-launchlab',
+      launchpad: 'launchlab',
+      reserves: { token: (t.totalBaseSell - t.realBaseAfter).toString(), quote: t.realQuoteAfter.toString() },
+      curve: {
+        progressPct,
+        virtualTokenReserves: (t.virtualBase - t.realBaseAfter).toString(),
+        virtualQuoteReserves: (t.virtualQuote + t.realQuoteAfter).toString(),
+        realTokenReserves: (t.totalBaseSell - t.realBaseAfter).toString(),
+        realQuoteReserves: t.realQuoteAfter.toString(),
+        complete,
+      },
+      fees: { platform: fees.toString() },
     },
-    fees: { platform: fees.toString() },
-  });
+    undefined,
+    event.instruction,
+  );
   if (complete) records.tokenEvent({ kind: 'curve', token: base, progressPct, complete: true });
 }
 
@@ -114,6 +118,8 @@ export function decodeRayLogEvent(records: TxRecords, event: RawEvent): void {
       dex: 'raydium-amm-v4',
       launchpad: null,
     }),
+    undefined,
+    event.instruction,
   );
 }
 
@@ -152,7 +158,7 @@ function onCpmm(records: TxRecords, event: RawEvent): void {
     launchpad: null,
   });
   if (fees.dex !== undefined || fees.platform !== undefined) swap.fees = fees;
-  records.swap(swap);
+  records.swap(swap, undefined, event.instruction);
 }
 
 /**
@@ -177,6 +183,8 @@ function onClmm(records: TxRecords, event: RawEvent): void {
       dex: 'raydium-clmm',
       launchpad: null,
     }),
+    undefined,
+    event.instruction,
   );
 }
 

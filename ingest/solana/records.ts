@@ -3,7 +3,7 @@
 import { tradeId } from '../../core/chains.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { SOL_DECIMALS, USDC_MINT, WSOL_MINT } from './constants.ts';
-import type { RpcTokenBalance, SolanaTransaction } from './transaction.ts';
+import type { Instruction, RpcTokenBalance, SolanaTransaction } from './transaction.ts';
 
 type PositionKey = 'id' | 'chain' | 'transactionHash' | 'eventIndex' | 'blockNumber' | 'blockTime';
 type WithoutPosition<T> = T extends unknown ? Omit<T, PositionKey> : never;
@@ -25,7 +25,13 @@ export interface TxRecords {
   decimalsOf(mint: string): number | null;
   /** Token of the latest swap on a pool in this transaction (for events that name only the pool). */
   tokenOfPool(pool: string): string | null;
-  swap(fields: SwapFields, eventSeconds?: bigint): void;
+  /**
+   * One trade per venue instruction: a second event of the same instruction and pool (Meteora DBC
+   * logs EvtSwap and EvtSwap2 for one swap) completes the first record instead of adding a trade.
+   * The trader is the wallet that signed: an event naming a non-signer (a router's authority) is
+   * booked to the signer whose balance of the token moved, and the outer program becomes `router`.
+   */
+  swap(fields: SwapFields, eventSeconds?: bigint, origin?: Instruction | null): void;
   tokenEvent(fields: TokenEventFields, eventSeconds?: bigint): void;
   finish(): { swaps: RawSwap[]; events: TokenEvent[] };
 }
@@ -47,6 +53,8 @@ class TransactionRecords implements TxRecords {
   private readonly events: TokenEvent[] = [];
   private readonly tokensSeen = new Set<string>();
   private readonly poolTokens = new Map<string, string>();
+  private readonly swapsByOrigin = new Map<Instruction, RawSwap[]>();
+  private readonly signers: ReadonlySet<string>;
   private nextIndex = 0;
 
   constructor(
@@ -55,6 +63,14 @@ class TransactionRecords implements TxRecords {
   ) {
     this.signature = tx.transaction.signatures[0] ?? '';
     this.feePayer = keys[0] ?? '';
+    const signerCount = tx.transaction.message.header?.numRequiredSignatures ?? 1;
+    const signers = new Set<string>();
+    tx.transaction.message.accountKeys.forEach((key, at) => {
+      // jsonParsed keys say whether they signed; json keys sign when among the first numRequiredSignatures.
+      const signed = typeof key === 'string' ? at < signerCount : key.signer === true;
+      if (signed) signers.add(typeof key === 'string' ? key : key.pubkey);
+    });
+    this.signers = signers;
     // Post first: balance events follow postTokenBalances order, then accounts closed by the tx.
     for (const balance of tx.meta?.postTokenBalances ?? []) this.note(balance, 'post');
     for (const balance of tx.meta?.preTokenBalances ?? []) this.note(balance, 'pre');
@@ -107,14 +123,48 @@ class TransactionRecords implements TxRecords {
 
   // Object.assign onto the fresh position, not `{ ...a, ...b }`: V8 (Node 20) builds a new
   // hidden class for every property added after a leading spread, ~2 µs each.
-  swap(fields: SwapFields, eventSeconds?: bigint): void {
+  swap(fields: SwapFields, eventSeconds?: bigint, origin?: Instruction | null): void {
+    const earlier = origin ? this.swapsByOrigin.get(origin)?.find((swap) => swap.pool === fields.pool) : undefined;
+    if (earlier) {
+      // The same trade logged twice: the later (richer) event completes the record, one trade.
+      const { fees, ...rest } = fields;
+      Object.assign(earlier, rest);
+      const transaction = earlier.fees?.transaction;
+      if (fees) earlier.fees = Object.assign({}, fees, transaction === undefined ? {} : { transaction });
+      this.attribute(earlier, origin ?? null);
+      return;
+    }
     const record = Object.assign(this.position(eventSeconds), fields) as RawSwap;
     const meta = this.tx.meta;
     if (this.swaps.length === 0 && meta)
       record.fees = Object.assign({}, record.fees, { transaction: String(meta.fee) });
+    this.attribute(record, origin ?? null);
     this.swaps.push(record);
+    if (origin) {
+      const list = this.swapsByOrigin.get(origin);
+      if (list) list.push(record);
+      else this.swapsByOrigin.set(origin, [record]);
+    }
     this.tokensSeen.add(record.token);
     this.poolTokens.set(record.pool, record.token);
+  }
+
+  /** Trader = a signer (a router's authority named by the event is not one); router = the outer program. */
+  private attribute(record: RawSwap, origin: Instruction | null): void {
+    if (origin && origin.inner >= 0) {
+      const outer = this.keys[this.tx.transaction.message.instructions[origin.top]?.programIdIndex ?? -1];
+      if (outer && outer !== origin.programId) record.router = outer;
+    }
+    if (this.signers.has(record.trader)) return;
+    record.trader = this.signerWhoseBalanceMoved(record.token) ?? record.trader;
+  }
+
+  private signerWhoseBalanceMoved(mint: string): string | null {
+    for (const account of this.accounts.values()) {
+      if (account.mint !== mint || !account.owner || !this.signers.has(account.owner)) continue;
+      if ((account.pre ?? 0n) !== (account.post ?? 0n)) return account.owner;
+    }
+    return null;
   }
 
   tokenEvent(fields: TokenEventFields, eventSeconds?: bigint): void {
