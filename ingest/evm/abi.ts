@@ -46,6 +46,8 @@ export const EVENTS = {
     'event PoolCreated(address indexed token0, address indexed token1, int24 indexed tickSpacing, address pool)',
   ),
   aerodromeSync: parseAbiItem('event Sync(uint256 reserve0, uint256 reserve1)'),
+  // Aerodrome Pool: the fee it took from the swap's input (amountIn·pool fee/1e4), emitted before Sync and Swap.
+  aerodromeFees: parseAbiItem('event Fees(address indexed sender, uint256 amount0, uint256 amount1)'),
   aerodromePoolCreated: parseAbiItem(
     'event PoolCreated(address indexed token0, address indexed token1, bool indexed stable, address pool, uint256 length)',
   ),

@@ -12,6 +12,7 @@ import {
   learnSlipstreamPoolCreated,
   learnV3PoolCreated,
   learnV4Initialize,
+  onAerodromeFees,
   onAerodromeSync,
   onV2StyleSwap,
   onV2Sync,
@@ -129,6 +130,8 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
         return onV2Sync(scope, log);
       case 'aerodromeSync':
         return onAerodromeSync(scope, log);
+      case 'aerodromeFees':
+        return onAerodromeFees(scope, log);
       case 'v2Swap':
         return onV2StyleSwap(scope, log, false);
       case 'aerodromeSwap':

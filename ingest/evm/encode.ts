@@ -227,6 +227,10 @@ export function encodeAerodromeSwap(a: {
   ]);
 }
 
+export function encodeAerodromeFees(a: { pool: string; sender: string; amount0: bigint; amount1: bigint }): EncodedLog {
+  return build('aerodromeFees', a.pool, { sender: a.sender }, [a.amount0, a.amount1]);
+}
+
 export function encodeAerodromeSync(a: { pool: string; reserve0: bigint; reserve1: bigint }): EncodedLog {
   return build('aerodromeSync', a.pool, {}, [a.reserve0, a.reserve1]);
 }

@@ -73,6 +73,8 @@ export interface PoolTrade {
   delta1: bigint;
   /** LP fee in pips (millionths) charged on the input; null = unknown, no dex fee reported. */
   feePips: number | null;
+  /** The LP fee the pool reports having taken, per token (Aerodrome Fees): wins over feePips. */
+  feePaid?: { amount0: bigint; amount1: bigint };
   trader: string;
   /** Post-trade reserves (V2-style Sync) in token0/token1 order. */
   reserves?: { reserve0: bigint; reserve1: bigint };
@@ -124,7 +126,14 @@ export function buildPoolSwap(tokens: TokenInfoProvider, at: Position, trade: Po
       ? { token: reserve0.toString(), quote: reserve1.toString() }
       : { token: reserve1.toString(), quote: reserve0.toString() };
   }
-  if (trade.feePips !== null) {
+  if (trade.feePaid) {
+    // Taken in the input token: a quote fee as is, a token fee at the execution price.
+    const quoteFee = tokenIs0 ? trade.feePaid.amount1 : trade.feePaid.amount0;
+    const tokenFee = tokenIs0 ? trade.feePaid.amount0 : trade.feePaid.amount1;
+    const tokenAmount = abs(tokenDelta);
+    const converted = tokenAmount === 0n ? 0n : (tokenFee * quoteAmount) / tokenAmount;
+    swap.fees = { dex: (quoteFee + converted).toString() };
+  } else if (trade.feePips !== null) {
     // The LP fee is amountIn·fee. On a buy amountIn is the quote paid; on a sell it is the
     // token paid, converted at the execution price quoteAmount/tokenAmount, which reduces
     // to quoteAmount·fee as well. Rounded down to base units.
