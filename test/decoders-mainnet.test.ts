@@ -6,11 +6,19 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'mocha';
+import { encodeFields } from '../ingest/solana/borsh.ts';
+import { DBC_INITIALIZE_PARAMS, PUMP_MIGRATION, PUMPSWAP_CREATE_POOL } from '../ingest/solana/layouts.ts';
 import {
   base58Decode,
+  buildTransaction,
   decodeSolanaJson,
+  emitEvent,
+  PROGRAMS,
+  solanaAddress,
+  solanaSignature,
   type RpcTokenBalance,
   type SolanaTransaction,
+  type TokenBalanceSpec,
 } from '../ingest/solana/index.ts';
 import {
   buildReceipt,
@@ -240,5 +248,237 @@ describe('decoders on real mainnet transactions (issue 13)', () => {
     const total = BigInt(ll!.quoteAmount) + BigInt(ll!.fees!.platform!);
     assert.equal(total, vault + platform + creatorFee, 'what the buyer put in');
     assert.equal(ll!.tokenAmount, tokenDelta(launch, signersOf(launch)[0]!, ll!.token).toString());
+  });
+});
+
+interface InstructionFixture {
+  provenance: { source: string; path: string; commit: string; signature: string };
+  instruction: { program_id: string; accounts: { pubkey: string }[]; data: string };
+}
+
+/** A real instruction (carbon's fixture: accounts and hex data) run alone in a built transaction. */
+function txOfInstruction(name: string): { tx: SolanaTransaction; accounts: string[] } {
+  const file = path.join(import.meta.dirname, 'fixtures', 'mainnet', 'solana-instructions', name);
+  const { instruction } = JSON.parse(fs.readFileSync(file, 'utf8')) as InstructionFixture;
+  const accounts = instruction.accounts.map((a) => a.pubkey);
+  const tx = buildTransaction({
+    signature: solanaSignature(name),
+    slot: 1,
+    blockTime: 1,
+    instructions: [{ programId: instruction.program_id, accounts, data: Buffer.from(instruction.data, 'hex') }],
+  });
+  return { tx, accounts };
+}
+
+describe('records that were missing (issue 13)', () => {
+  it('Raydium LaunchLab PoolCreateEvent → created, on a real create + buy (5LzhiGZB)', () => {
+    const { result: tx } = fixture('launchlab-create-and-buy-5LzhiGZB.json');
+    const { swaps, events } = decodeSolanaJson(fixture('launchlab-create-and-buy-5LzhiGZB.json'));
+    const created = events.find((e) => e.kind === 'created');
+    assert.ok(created && created.kind === 'created');
+    const mint = swaps[0]!.token;
+    assert.equal(created.token, mint);
+    // Every base unit minted sits in the tx's post balances: the curve vault and the creator's buy.
+    const minted = (tx.meta!.postTokenBalances ?? [])
+      .filter((b) => b.mint === mint)
+      .reduce((total, b) => total + BigInt(b.uiTokenAmount.amount), 0n);
+    assert.equal(created.supply, minted.toString());
+    assert.equal(created.decimals, tx.meta!.postTokenBalances!.find((b) => b.mint === mint)!.uiTokenAmount.decimals);
+    assert.equal(created.pool, swaps[0]!.pool, 'the pool the first buy trades on');
+    assert.equal(created.creator, signersOf(tx)[0]);
+    assert.equal(created.launchpad, 'launchlab');
+    assert.equal(created.quoteAsset, WSOL);
+    assert.ok(created.eventIndex < swaps[0]!.eventIndex, 'created before the dev buy');
+    // The event's metadata strings, as the log line carries them (base64 of the borsh payload).
+    const line = tx.meta!.logMessages!.find((l) => l.startsWith('Program data: l9fiCXah'))!;
+    const payload = Buffer.from(line.slice('Program data: '.length), 'base64');
+    assert.ok(payload.includes(Buffer.from(created.name)) && payload.includes(Buffer.from(created.uri)));
+  });
+
+  it('Moonshot TradeEvent → a swap, amounts before fees, on a real buy (5UWcde33)', () => {
+    const { result: tx } = fixture('moonshot-buy-5UWcde33.json');
+    const [swap] = decodeSolanaJson(fixture('moonshot-buy-5UWcde33.json')).swaps;
+    const sender = signersOf(tx)[0]!;
+    const curve = 'Hn7KyhXmojuLe7Z3EovB2JXDAUJniyQEXhoviJwAJrNo';
+    const fees =
+      lamportDelta(tx, '3udvfL24waJcLhskRAsStNMoNUvtyXdxrWQz4hgi953N') +
+      lamportDelta(tx, '5K5RtTWzzLp4P8Npi84ocf7F1vBsAu29N1irG4iiUnzt');
+    assert.equal(swap!.side, 'buy');
+    assert.equal(swap!.quoteAmount, lamportDelta(tx, curve).toString());
+    assert.equal(swap!.fees?.platform, fees.toString());
+    assert.equal(-lamportDelta(tx, sender), BigInt(swap!.quoteAmount) + fees + BigInt(tx.meta!.fee));
+    assert.equal(swap!.tokenAmount, tokenDelta(tx, sender, swap!.token).toString());
+    assert.equal(swap!.pool, curve);
+    assert.equal(swap!.dex, 'moonshot');
+  });
+
+  it('Moonshot token_mint → created, from a real instruction (carbon fixture of 4C9hua8F)', () => {
+    const { tx, accounts } = txOfInstruction('moonshot-token-mint-4C9hua8F.json');
+    const [created] = decodeSolanaJson(tx).events.filter((e) => e.kind === 'created');
+    // TokenMintParams (IDL): name "Gamestop", symbol "$GME", uri, decimals 09, collateral 00 (SOL),
+    // amount 0x0de0b6b3a7640000 = 1e18 (1e9 tokens of 9 decimals), as the hex data spells them.
+    assert.ok(created && created.kind === 'created');
+    assert.deepEqual(
+      [created.token, created.name, created.symbol, created.decimals, created.supply, created.creator, created.pool],
+      [accounts[3], 'Gamestop', '$GME', 9, (10n ** 18n).toString(), accounts[0], accounts[2]],
+    );
+    assert.equal(created.quoteAsset, WSOL);
+    assert.ok(created.token.endsWith('moon'));
+  });
+
+  it('Moonshot migrate_funds → curve complete, from a real instruction (carbon fixture of 5Ups7YKw)', () => {
+    const { tx, accounts } = txOfInstruction('moonshot-migrate-funds-5Ups7YKw.json');
+    const curves = decodeSolanaJson(tx).events.filter((e) => e.kind === 'curve');
+    assert.deepEqual(
+      curves.map((e) => e.kind === 'curve' && [e.token, e.progressPct, e.complete]),
+      [[accounts[5], '100', true]],
+    );
+  });
+});
+
+describe('missing records from the published layouts (no public transaction found)', () => {
+  const payer = solanaAddress('layout:payer');
+  const mint = solanaAddress('layout:mint');
+  const newPool = solanaAddress('layout:new-pool');
+  const ix = (disc: string, args: Buffer = Buffer.alloc(0)) => Buffer.concat([Buffer.from(disc, 'hex'), args]);
+  const filler = (n: number, tag: string) => Array.from({ length: n }, (_, i) => solanaAddress(`${tag}:${i}`));
+  const decodeOne = (programId: string, accounts: string[], data: Buffer, tokenBalances: TokenBalanceSpec[] = []) =>
+    decodeSolanaJson(
+      buildTransaction({
+        signature: solanaSignature(`layout:${programId}:${data.toString('hex').slice(0, 16)}`),
+        slot: 1,
+        blockTime: 1,
+        feePayer: payer,
+        instructions: [{ programId, accounts, data }],
+        tokenBalances,
+      }),
+    ).events.filter((e) => e.kind !== 'balance');
+
+  it('Meteora DBC initialize_virtual_pool_with_spl_token → created (metadata from the args, supply from the base vault)', () => {
+    // Accounts (IDL): config, pool_authority, creator, base_mint, quote_mint, pool, base_vault, …
+    const [config, authority, pool, vault] = filler(4, 'dbc');
+    const accounts = [config!, authority!, payer, mint, WSOL, pool!, vault!, ...filler(8, 'dbc-rest')];
+    const args = encodeFields(DBC_INITIALIZE_PARAMS, { name: 'Name', symbol: 'SYM', uri: 'https://u' });
+    const events = decodeOne(PROGRAMS.meteoraDbc, accounts, ix('8c55d7b06636684f', args), [
+      { account: vault!, mint, owner: authority!, decimals: 6, pre: null, post: 1_000_000_000_000_000n },
+    ]);
+    assert.deepEqual(
+      events.map(
+        (e) =>
+          e.kind === 'created' && [
+            e.token,
+            e.name,
+            e.symbol,
+            e.uri,
+            e.decimals,
+            e.supply,
+            e.creator,
+            e.pool,
+            e.quoteAsset,
+          ],
+      ),
+      [[mint, 'Name', 'SYM', 'https://u', 6, '1000000000000000', payer, pool, WSOL]],
+    );
+  });
+
+  it('Meteora DBC migrate_meteora_damm and migration_damm_v2 → graduated', () => {
+    const v1 = [...filler(4, 'm1'), newPool, ...filler(2, 'm1b'), mint, WSOL, ...filler(20, 'm1c')];
+    assert.deepEqual(
+      decodeOne(PROGRAMS.meteoraDbc, v1, ix('1b013016b43f76d9')).map(
+        (e) => e.kind === 'graduated' && [e.token, e.pool, e.dex],
+      ),
+      [[mint, newPool, 'meteora-damm']],
+    );
+    const v2 = [...filler(4, 'm2'), newPool, ...filler(8, 'm2b'), mint, WSOL, ...filler(9, 'm2c')];
+    assert.deepEqual(
+      decodeOne(PROGRAMS.meteoraDbc, v2, ix('9ca9e66735e45040')).map(
+        (e) => e.kind === 'graduated' && [e.token, e.pool, e.dex],
+      ),
+      [[mint, newPool, 'meteora-damm-v2']],
+    );
+  });
+
+  it('Raydium LaunchLab migrate_to_cpswap and migrate_to_amm → graduated', () => {
+    const cp = [payer, mint, WSOL, ...filler(2, 'cp'), newPool, ...filler(22, 'cp-rest')];
+    assert.deepEqual(
+      decodeOne(PROGRAMS.launchlab, cp, ix('885cc8671cda908c')).map(
+        (e) => e.kind === 'graduated' && [e.token, e.pool, e.dex],
+      ),
+      [[mint, newPool, 'raydium-cpmm']],
+    );
+    const amm = [payer, mint, WSOL, ...filler(10, 'amm'), newPool, ...filler(18, 'amm-rest')];
+    assert.deepEqual(
+      decodeOne(PROGRAMS.launchlab, amm, ix('cf52c091fecf91df')).map(
+        (e) => e.kind === 'graduated' && [e.token, e.pool, e.dex],
+      ),
+      [[mint, newPool, 'raydium-amm-v4']],
+    );
+  });
+
+  it('PumpSwap CreatePoolEvent inside pump.fun migrate: one graduation with CompletePumpAmmMigrationEvent', () => {
+    const created = encodeFields(PUMPSWAP_CREATE_POOL, {
+      timestamp: 5n,
+      index: 0,
+      creator: payer,
+      baseMint: mint,
+      quoteMint: WSOL,
+      baseMintDecimals: 6,
+      quoteMintDecimals: 9,
+      baseAmountIn: 1n,
+      quoteAmountIn: 1n,
+      poolBaseAmount: 1n,
+      poolQuoteAmount: 1n,
+      minimumLiquidity: 1n,
+      initialLiquidity: 1n,
+      lpTokenAmountOut: 1n,
+      poolBump: 255,
+      pool: newPool,
+      lpMint: solanaAddress('lp'),
+      userBaseTokenAccount: solanaAddress('uba'),
+      userQuoteTokenAccount: solanaAddress('uqa'),
+      coinCreator: payer,
+      isMayhemMode: false,
+    });
+    const migrated = encodeFields(
+      PUMP_MIGRATION,
+      {
+        user: payer,
+        mint,
+        mintAmount: 1n,
+        solAmount: 1n,
+        poolMigrationFee: 1n,
+        bondingCurve: solanaAddress('curve'),
+        timestamp: 5n,
+        pool: newPool,
+      },
+      8,
+    );
+    const tx = buildTransaction({
+      signature: solanaSignature('layout:pump-migrate'),
+      slot: 1,
+      blockTime: 1,
+      feePayer: payer,
+      instructions: [
+        {
+          programId: PROGRAMS.pumpfun,
+          accounts: [payer, mint],
+          data: Buffer.from('9beae792ec9ea21e', 'hex'),
+          body: [
+            {
+              programId: PROGRAMS.pumpswap,
+              accounts: [newPool],
+              data: Buffer.from('e992d18ecf6840bc', 'hex'),
+              body: emitEvent(PROGRAMS.pumpswap, created, 'cpi'),
+            },
+            ...emitEvent(PROGRAMS.pumpfun, migrated, 'cpi'),
+          ],
+        },
+      ],
+    });
+    const graduations = decodeSolanaJson(tx).events.filter((e) => e.kind === 'graduated');
+    assert.deepEqual(
+      graduations.map((e) => e.kind === 'graduated' && [e.token, e.pool, e.dex]),
+      [[mint, newPool, 'pumpswap']],
+    );
   });
 });

@@ -4,12 +4,26 @@ import type { Logger } from '../../core/logger.ts';
 import type { Metrics } from '../../core/metrics.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { PROGRAMS } from './constants.ts';
-import { decodeMeteoraDbcEvent } from './meteora.ts';
+import { decodeMeteoraDbcEvent, decodeMeteoraDbcInstruction } from './meteora.ts';
+import { decodeMoonshotEvent, decodeMoonshotInstruction } from './moonshot.ts';
 import { decodePumpEvent } from './pumpfun.ts';
 import { decodePumpSwapEvent } from './pumpswap.ts';
-import { decodeClmmEvent, decodeCpmmEvent, decodeLaunchLabEvent, decodeRayLogEvent } from './raydium.ts';
+import {
+  decodeClmmEvent,
+  decodeCpmmEvent,
+  decodeLaunchLabEvent,
+  decodeLaunchLabInstruction,
+  decodeRayLogEvent,
+} from './raydium.ts';
 import { createTxRecords, type TxRecords } from './records.ts';
-import { accountKeysOf, instructionsOf, rawEventsOf, type RawEvent, type SolanaTransaction } from './transaction.ts';
+import {
+  accountKeysOf,
+  instructionsOf,
+  rawEventsOf,
+  type Instruction,
+  type RawEvent,
+  type SolanaTransaction,
+} from './transaction.ts';
 
 export interface DecodedTransaction {
   swaps: RawSwap[];
@@ -36,7 +50,38 @@ const HANDLERS = new Map<string, Handler>([
   [PROGRAMS.raydiumCpmm, decodeCpmmEvent],
   [PROGRAMS.raydiumClmm, decodeClmmEvent],
   [PROGRAMS.meteoraDbc, decodeMeteoraDbcEvent],
+  [PROGRAMS.moonshot, decodeMoonshotEvent],
 ]);
+
+/** Creations and migrations that emit no usable event are read from their instructions. */
+const INSTRUCTION_HANDLERS = new Map<string, (records: TxRecords, ix: Instruction) => void>([
+  [PROGRAMS.launchlab, decodeLaunchLabInstruction],
+  [PROGRAMS.meteoraDbc, decodeMeteoraDbcInstruction],
+  [PROGRAMS.moonshot, decodeMoonshotInstruction],
+]);
+
+type Step = { event: RawEvent; ix?: undefined } | { ix: Instruction; event?: undefined };
+
+/** Events and the instructions read directly, in execution order (an instruction before its own events). */
+function stepsOf(events: RawEvent[], groups: { top: Instruction; inner: Instruction[] }[]): Step[] {
+  const instructions = groups
+    .flatMap((group) => [group.top, ...group.inner])
+    .filter((ix) => INSTRUCTION_HANDLERS.has(ix.programId) && ix.data.length >= 8);
+  if (instructions.length === 0) return events.map((event) => ({ event }));
+  const steps: Step[] = [];
+  let next = 0;
+  for (const ix of instructions) {
+    const key = [ix.top, ix.inner + 1];
+    while (next < events.length && compareKey(events[next]!.order, key) < 0) steps.push({ event: events[next++]! });
+    steps.push({ ix });
+  }
+  while (next < events.length) steps.push({ event: events[next++]! });
+  return steps;
+}
+
+function compareKey(order: readonly number[], key: readonly number[]): number {
+  return order[0]! - key[0]! || order[1]! - key[1]!;
+}
 
 /** Program ids the decoder reads events from (a source can filter transactions on them). */
 export const DECODED_PROGRAMS: readonly string[] = [...HANDLERS.keys()];
@@ -48,16 +93,17 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
       if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) return { swaps: [], events: [] };
       const keys = accountKeysOf(tx);
       const records = createTxRecords(tx, keys);
-      for (const event of rawEventsOf(tx, instructionsOf(tx, keys))) {
-        const handler = HANDLERS.get(event.programId);
-        if (!handler) continue;
+      const groups = instructionsOf(tx, keys);
+      for (const step of stepsOf(rawEventsOf(tx, groups), groups)) {
+        const programId = step.event ? step.event.programId : step.ix.programId;
         try {
-          handler(records, event);
+          if (step.event) HANDLERS.get(programId)?.(records, step.event);
+          else INSTRUCTION_HANDLERS.get(programId)?.(records, step.ix);
         } catch (error) {
           // One malformed event must not hide the others of the transaction.
           deps.metrics?.inc('solana_decode_errors');
           logger?.warn(
-            { signature: tx.transaction.signatures[0], program: event.programId, err: (error as Error).message },
+            { signature: tx.transaction.signatures[0], program: programId, err: (error as Error).message },
             'undecodable solana event',
           );
         }

@@ -1,9 +1,10 @@
 // Meteora DBC EvtSwap / EvtSwap2 / EvtCurveComplete → swaps and curve events (CHAINS.md §1.7).
 import { fromInt, pct, decToString } from '../../core/decimal.ts';
 import { decodeFields } from './borsh.ts';
-import { DISC } from './constants.ts';
+import { DISC, IX } from './constants.ts';
 import {
   DBC_CURVE_COMPLETE,
+  DBC_INITIALIZE_PARAMS,
   DBC_SWAP,
   DBC_SWAP2,
   type DbcCurveCompleteEvent,
@@ -11,7 +12,7 @@ import {
   type DbcSwapEvent,
 } from './layouts.ts';
 import type { SwapFields, TxRecords } from './records.ts';
-import type { RawEvent } from './transaction.ts';
+import type { Instruction, RawEvent } from './transaction.ts';
 
 /**
  * DBC swap accounts: pool_authority, config, pool, input_token_account, output_token_account,
@@ -90,5 +91,46 @@ export function decodeMeteoraDbcEvent(records: TxRecords, event: RawEvent): void
     const token = swapAccounts(event, c.pool)?.base ?? records.tokenOfPool(c.pool);
     if (!token) throw new RangeError(`dbc pool ${c.pool}: curve complete without a known base mint`);
     records.tokenEvent({ kind: 'curve', token, progressPct: '100', complete: true });
+  }
+}
+
+/**
+ * Pool creation and migration emit no event with the token's metadata or the new pool, so the
+ * instructions are read. initialize_virtual_pool_with_spl_token / _with_token2022 accounts:
+ * config, pool_authority, creator, base_mint, quote_mint, pool, base_vault, …; args name, symbol,
+ * uri. The whole pre-migration supply is minted into base_vault, whose balance gives supply and
+ * decimals. migrate_meteora_damm: virtual_pool, migration_metadata, config, pool_authority,
+ * pool (4), damm_config, lp_mint, token_a_mint (7 = the base), token_b_mint, …;
+ * migration_damm_v2: …, pool (4), …, base_mint (13), quote_mint (14), ….
+ */
+export function decodeMeteoraDbcInstruction(records: TxRecords, ix: Instruction): void {
+  const disc = Buffer.from(ix.data.subarray(0, 8)).toString('hex');
+  const a = ix.accounts;
+  if ((disc === IX.dbcInitializeWithSplToken || disc === IX.dbcInitializeWithToken2022) && a.length > 6) {
+    const params = decodeFields(DBC_INITIALIZE_PARAMS, ix.data.subarray(8)) as {
+      name: string;
+      symbol: string;
+      uri: string;
+    };
+    const vault = records.balanceOf(a[6]!);
+    if (!vault || vault.post === null)
+      throw new RangeError(`dbc pool ${a[5]}: base vault balance not in the transaction`);
+    records.tokenEvent({
+      kind: 'created',
+      token: a[3]!,
+      name: params.name,
+      symbol: params.symbol,
+      uri: params.uri,
+      decimals: vault.decimals,
+      supply: vault.post.toString(),
+      creator: a[2]!,
+      launchpad: 'meteora-dbc',
+      pool: a[5]!,
+      quoteAsset: a[4]!,
+    });
+  } else if (disc === IX.dbcMigrateDamm && a.length > 8) {
+    records.tokenEvent({ kind: 'graduated', token: a[7]!, pool: a[4]!, dex: 'meteora-damm' });
+  } else if (disc === IX.dbcMigrateDammV2 && a.length > 14) {
+    records.tokenEvent({ kind: 'graduated', token: a[13]!, pool: a[4]!, dex: 'meteora-damm-v2' });
   }
 }

@@ -168,6 +168,12 @@ class TransactionRecords implements TxRecords {
   }
 
   tokenEvent(fields: TokenEventFields, eventSeconds?: bigint): void {
+    // One graduation per token and pool: the launchpad's migration and the AMM's pool creation both say it.
+    if (
+      fields.kind === 'graduated' &&
+      this.events.some((e) => e.kind === 'graduated' && e.token === fields.token && e.pool === fields.pool)
+    )
+      return;
     const record = Object.assign(this.position(eventSeconds), fields) as TokenEvent;
     if (record.kind === 'created') this.tokensSeen.add(record.token);
     this.events.push(record);
