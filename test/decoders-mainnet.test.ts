@@ -6,6 +6,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'mocha';
+import { decodeFunctionData, encodeFunctionResult, parseAbi, type Hex } from 'viem';
+import { loadConfig } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import { createEvmResolver } from '../ingest/sources/evm-resolver.ts';
 import { encodeFields } from '../ingest/solana/borsh.ts';
 import { DBC_INITIALIZE_PARAMS, PUMP_MIGRATION, PUMPSWAP_CREATE_POOL } from '../ingest/solana/layouts.ts';
 import {
@@ -29,8 +34,13 @@ import {
   encodeAerodromePoolCreated,
   encodeAerodromeSwap,
   encodeAerodromeSync,
+  encodeFourMemePurchaseV1,
+  encodeTransfer,
+  encodeV4Initialize,
+  encodeV4Swap,
   seedAddress,
   seedHash,
+  v4PoolId,
 } from '../ingest/evm/index.ts';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'mainnet', 'solana');
@@ -480,5 +490,157 @@ describe('missing records from the published layouts (no public transaction foun
       graduations.map((e) => e.kind === 'graduated' && [e.token, e.pool, e.dex]),
       [[mint, newPool, 'pumpswap']],
     );
+  });
+});
+
+describe('EVM records checked against public ABIs and deployments (issue 13)', () => {
+  const receiptOf = (logs: Parameters<typeof buildReceipt>[0]['logs'], from = seedAddress('wallet')) =>
+    JSON.parse(
+      JSON.stringify(
+        buildReceipt({
+          transactionHash: seedHash(`tx:${logs.length}:${from}`),
+          blockNumber: 1,
+          from,
+          to: seedAddress('router'),
+          gasUsed: 1n,
+          effectiveGasPrice: 1n,
+          logs,
+        }),
+      ),
+    );
+
+  it("four.meme V1 trades in the lite ABI's five-word form (with fee) decode, fee reported", () => {
+    // TokenManager.lite.abi (four.meme's ABI file for V1): TokenPurchase(address token, address
+    // account, uint256 tokenAmount, uint256 etherAmount, uint256 fee), topic0 0x00fe0e12…; the API
+    // doc's prose lists four fields (topic0 0x623b3804…). Both are decoded.
+    const tokens = createTokenRegistry();
+    const token = '0xabcdef0000000000000000000000000000004444';
+    tokens.registerToken('bsc', token, { decimals: 18 });
+    const decoder = createEvmDecoder({ chain: 'bsc', tokens, pools: createPoolRegistry() });
+    const manager = '0xec4549cadce5da21df6e6422d448034b5233bfbc';
+    const log = encodeFourMemePurchaseV1({
+      manager,
+      token,
+      account: seedAddress('buyer'),
+      tokenAmount: 7n,
+      etherAmount: 5n,
+      fee: 1n,
+    });
+    assert.equal(log.topics[0], '0x00fe0e12b43090c1fc19a34aefa5cc138a4eeafc60ab800f855c730b3fb9480e');
+    const [swap] = decoder.decodeReceipt(receiptOf([log]), 0).swaps;
+    assert.deepEqual(
+      [swap!.side, swap!.tokenAmount, swap!.quoteAmount, swap!.fees?.platform, swap!.trader, swap!.launchpad],
+      ['buy', '7', '5', '1', seedAddress('buyer').toLowerCase(), 'fourmeme'],
+    );
+  });
+
+  it("Zora's V4 hooks (ourzora/zora-protocol deployments) make a launchpad: created + swaps tagged zora", () => {
+    const hooks = '0x9ea932730a7787000042e34390b8e435dd839040'; // ZORA_V4_COIN_HOOK, addresses/8453.json
+    const poolManager = '0x498581ff718922c3f8e6a244956af099b2652b2b';
+    const coin = seedAddress('zora coin').toLowerCase();
+    const zora = '0x1111111111166b7fe7bd91427724b487980afc69'; // $ZORA, a content coin's usual pair
+    const [currency0, currency1] = coin < zora ? [coin, zora] : [zora, coin];
+    const key = { currency0, currency1, fee: 10_000, tickSpacing: 200, hooks };
+    const tokens = createTokenRegistry();
+    tokens.registerToken('base', coin, { decimals: 18, name: 'Coin', symbol: 'C' });
+    tokens.registerToken('base', zora, { decimals: 18, name: 'Zora', symbol: 'ZORA' });
+    const decoder = createEvmDecoder({ chain: 'base', tokens, pools: createPoolRegistry() });
+    const supply = 1_000_000_000n * 10n ** 18n;
+    const coinIs0 = currency0 === coin;
+    const out = decoder.decodeReceipt(
+      receiptOf([
+        encodeTransfer({
+          token: coin,
+          from: '0x0000000000000000000000000000000000000000',
+          to: poolManager,
+          value: supply,
+        }),
+        encodeV4Initialize({ poolManager, ...key, sqrtPriceX96: 2n ** 96n, tick: 0 }),
+        encodeV4Swap({
+          poolManager,
+          id: v4PoolId(key),
+          sender: seedAddress('router'),
+          amount0: coinIs0 ? 1000n : -5n,
+          amount1: coinIs0 ? -5n : 1000n,
+          sqrtPriceX96: 2n ** 96n,
+          liquidity: 1n,
+          tick: 0,
+          fee: 10_000,
+        }),
+      ]),
+      0,
+    );
+    const created = out.events.find((e) => e.kind === 'created');
+    assert.ok(created && created.kind === 'created');
+    assert.equal(created.launchpad, 'zora');
+    assert.equal(created.supply, supply.toString());
+    assert.ok(out.swaps.length === 1 && out.swaps[0]!.launchpad === 'zora');
+    assert.equal(out.swaps[0]!.token, coin, 'the coin is the token, $ZORA the quote');
+    assert.equal(out.swaps[0]!.side, 'buy');
+  });
+
+  it("the RPC resolver books an Aerodrome pool's own fee (PoolFactory.getFee), asked once per pool", async () => {
+    const chain = 'base';
+    const factory = '0x420dd381b31aef6683db6b902084cb0ffece40da';
+    const pool = seedAddress('aero 1% pool').toLowerCase();
+    const token = seedAddress('aero coin').toLowerCase();
+    const weth = '0x4200000000000000000000000000000000000006';
+    const abi = parseAbi([
+      'function token0() view returns (address)',
+      'function token1() view returns (address)',
+      'function factory() view returns (address)',
+      'function stable() view returns (bool)',
+      'function getFee(address pool, bool stable) view returns (uint256)',
+      'function decimals() view returns (uint8)',
+      'function name() view returns (string)',
+      'function symbol() view returns (string)',
+      'function totalSupply() view returns (uint256)',
+    ]);
+    // What a node's eth_call answers for these contracts (PoolFactory.getFee returns bps: 100 = 1 %).
+    const answers: Record<string, (args: readonly unknown[]) => unknown> = {
+      [`${pool}:token0`]: () => (token < weth ? token : weth),
+      [`${pool}:token1`]: () => (token < weth ? weth : token),
+      [`${pool}:factory`]: () => factory,
+      [`${pool}:stable`]: () => false,
+      [`${factory}:getFee`]: (args) => (args[0] === pool && args[1] === false ? 100n : 30n),
+      [`${token}:decimals`]: () => 18,
+      [`${token}:name`]: () => 'Coin',
+      [`${token}:symbol`]: () => 'C',
+      [`${token}:totalSupply`]: () => 10n ** 27n,
+    };
+    const calls: string[] = [];
+    const rpc = {
+      async call<T>(method: string, params?: unknown): Promise<T> {
+        assert.equal(method, 'eth_call');
+        const [{ to, data }] = params as [{ to: string; data: Hex }];
+        const { functionName, args } = decodeFunctionData({ abi, data });
+        const key = `${to.toLowerCase()}:${functionName}`;
+        calls.push(key);
+        const answer = answers[key];
+        if (!answer) throw new Error('execution reverted');
+        const value = answer((args ?? []).map((a) => (typeof a === 'string' ? a.toLowerCase() : a)));
+        return encodeFunctionResult({ abi, functionName, result: value } as never) as T;
+      },
+    };
+    const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const decoder = createEvmDecoder({ chain, tokens: createTokenRegistry(), pools: createPoolRegistry() });
+    const resolver = createEvmResolver(ctx, { chain, rpc, decoder });
+    const swapLog = encodeAerodromeSwap({
+      pool,
+      sender: seedAddress('router'),
+      to: seedAddress('router'),
+      amount0In: token < weth ? 0n : 10n ** 18n,
+      amount1In: token < weth ? 10n ** 18n : 0n,
+      amount0Out: token < weth ? 5n : 0n,
+      amount1Out: token < weth ? 0n : 5n,
+    });
+    const receipt = receiptOf([swapLog]);
+    await resolver.prepare(receipt, 0);
+    assert.equal(decoder.pools.getPool(chain, pool)?.fee, 10_000, '100 bps = 10 000 pips, not the 3 000 default');
+    await resolver.prepare(receiptOf([swapLog, swapLog]), 0);
+    assert.equal(calls.filter((c) => c.endsWith(':getFee')).length, 1, 'cached: asked once');
+    // Without a Fees log the pool's fee prices the LP fee: 1 % of the 1 WETH paid in.
+    const [swap] = decoder.decodeReceipt(receipt, 0).swaps;
+    assert.equal(swap!.fees?.dex, (10n ** 16n).toString());
   });
 });

@@ -70,6 +70,13 @@ export const EVENTS = {
   fourMemeSaleV1: parseAbiItem(
     'event TokenSale(address token, address account, uint256 tokenAmount, uint256 etherAmount)',
   ),
+  // V1 as four.meme's TokenManager.lite.abi declares it (with the fee; its API doc prose omits it).
+  fourMemePurchaseV1Fee: parseAbiItem(
+    'event TokenPurchase(address token, address account, uint256 tokenAmount, uint256 etherAmount, uint256 fee)',
+  ),
+  fourMemeSaleV1Fee: parseAbiItem(
+    'event TokenSale(address token, address account, uint256 tokenAmount, uint256 etherAmount, uint256 fee)',
+  ),
 } as const satisfies Record<string, AbiEvent>;
 
 export type EventName = keyof typeof EVENTS;

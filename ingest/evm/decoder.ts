@@ -154,6 +154,10 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
         return onFourMemeTradeV1(scope, log, 'buy');
       case 'fourMemeSaleV1':
         return onFourMemeTradeV1(scope, log, 'sell');
+      case 'fourMemePurchaseV1Fee':
+        return onFourMemeTradeV1(scope, log, 'buy', true);
+      case 'fourMemeSaleV1Fee':
+        return onFourMemeTradeV1(scope, log, 'sell', true);
       case 'fourMemeLiquidityAdded':
         return onFourMemeCurveEnd(scope, log, 'liquidityAdded', curveEnded);
       case 'fourMemeTradeStop':

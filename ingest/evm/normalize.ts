@@ -27,14 +27,19 @@ function quoteRanksOf(chain: Chain): Map<string, 1 | 2> {
 
 /**
  * The quote of a pair: the higher quote rank wins (native over stable over other); on a tie
- * (two unknown tokens, two stables, 0x0 beside the wrapped native) token1 is the quote.
+ * (two unknown tokens, two stables, 0x0 beside the wrapped native) a launchpad's token is the
+ * token (a Zora coin beside $ZORA), else token1 is the quote.
  */
 export function pickQuote(
   chain: Chain,
   token0: string,
   token1: string,
+  launched?: (token: string) => boolean,
 ): { token: string; quote: string; tokenIs0: boolean } {
-  const tokenIs0 = quoteRank(chain, token0) <= quoteRank(chain, token1);
+  const rank0 = quoteRank(chain, token0);
+  const rank1 = quoteRank(chain, token1);
+  const tokenIs0 =
+    rank0 === rank1 && launched !== undefined && launched(token1) && !launched(token0) ? false : rank0 <= rank1;
   return tokenIs0 ? { token: token0, quote: token1, tokenIs0 } : { token: token1, quote: token0, tokenIs0 };
 }
 
@@ -91,7 +96,8 @@ export function buildPoolSwap(tokens: TokenInfoProvider, at: Position, trade: Po
   const { pool, delta0, delta1 } = trade;
   // Exactly one side in and one side out; anything else (flash loans, both in) is no trade.
   if (!((delta0 > 0n && delta1 < 0n) || (delta0 < 0n && delta1 > 0n))) return { skip: 'no_direction' };
-  const { token, quote, tokenIs0 } = pickQuote(at.chain, pool.token0, pool.token1);
+  const launched = (address: string) => Boolean(tokens.getToken(at.chain, address)?.launchpad);
+  const { token, quote, tokenIs0 } = pickQuote(at.chain, pool.token0, pool.token1, launched);
   const tokenDecimals = tokens.getDecimals(at.chain, token);
   const quoteDecimals = tokens.getDecimals(at.chain, quote);
   if (tokenDecimals === undefined || quoteDecimals === undefined) return { skip: 'unknown_decimals' };

@@ -63,7 +63,14 @@ const CREATIONS: EventName[] = [
 /** Swaps of pools keyed by an id (topic 1) that only their Initialize names: nothing to ask the chain. */
 const ID_SWAPS: EventName[] = ['v4Swap', 'infinityClSwap', 'infinityBinSwap'];
 const ID_CREATIONS: EventName[] = ['v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
-const FOURMEME_TRADES: EventName[] = ['fourMemePurchase', 'fourMemeSale', 'fourMemePurchaseV1', 'fourMemeSaleV1'];
+const FOURMEME_TRADES: EventName[] = [
+  'fourMemePurchase',
+  'fourMemeSale',
+  'fourMemePurchaseV1',
+  'fourMemeSaleV1',
+  'fourMemePurchaseV1Fee',
+  'fourMemeSaleV1Fee',
+];
 
 export interface EvmResolver {
   /** Registers what `receipt` needs; returns `created` events of tokens first seen in it. */
