@@ -60,31 +60,45 @@ const INSTRUCTION_HANDLERS = new Map<string, (records: TxRecords, ix: Instructio
   [PROGRAMS.moonshot, decodeMoonshotInstruction],
 ]);
 
-type Step = { event: RawEvent; ix?: undefined } | { ix: Instruction; event?: undefined };
-
-/** Events and the instructions read directly, in execution order (an instruction before its own events). */
-function stepsOf(events: RawEvent[], groups: { top: Instruction; inner: Instruction[] }[]): Step[] {
-  const instructions = groups
-    .flatMap((group) => [group.top, ...group.inner])
-    .filter((ix) => INSTRUCTION_HANDLERS.has(ix.programId) && ix.data.length >= 8);
-  if (instructions.length === 0) return events.map((event) => ({ event }));
-  const steps: Step[] = [];
-  let next = 0;
-  for (const ix of instructions) {
-    const key = [ix.top, ix.inner + 1];
-    while (next < events.length && compareKey(events[next]!.order, key) < 0) steps.push({ event: events[next++]! });
-    steps.push({ ix });
+/** Instructions read directly, in execution order; null (no allocation) when the transaction has none. */
+function directInstructions(groups: { top: Instruction; inner: Instruction[] }[]): Instruction[] | null {
+  let found: Instruction[] | null = null;
+  for (const group of groups) {
+    if (INSTRUCTION_HANDLERS.has(group.top.programId) && group.top.data.length >= 8) (found ??= []).push(group.top);
+    for (const ix of group.inner)
+      if (INSTRUCTION_HANDLERS.has(ix.programId) && ix.data.length >= 8) (found ??= []).push(ix);
   }
-  while (next < events.length) steps.push({ event: events[next++]! });
-  return steps;
-}
-
-function compareKey(order: readonly number[], key: readonly number[]): number {
-  return order[0]! - key[0]! || order[1]! - key[1]!;
+  return found;
 }
 
 /** Program ids the decoder reads events from (a source can filter transactions on them). */
 export const DECODED_PROGRAMS: readonly string[] = [...HANDLERS.keys()];
+
+/** Whether an event comes before an instruction: an instruction precedes its own events. */
+function eventFirst(event: RawEvent, ix: Instruction): boolean {
+  return event.order[0] < ix.top || (event.order[0] === ix.top && event.order[1] < ix.inner + 1);
+}
+
+/** One malformed event or instruction must not hide the others of the transaction. */
+function guarded<T>(
+  handler: (records: TxRecords, item: T) => void,
+  records: TxRecords,
+  item: T,
+  programId: string,
+  tx: SolanaTransaction,
+  deps: SolanaDecoderDeps,
+  logger: Logger | undefined,
+): void {
+  try {
+    handler(records, item);
+  } catch (error) {
+    deps.metrics?.inc('solana_decode_errors');
+    logger?.warn(
+      { signature: tx.transaction.signatures[0], program: programId, err: (error as Error).message },
+      'undecodable solana event',
+    );
+  }
+}
 
 export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder {
   const logger = deps.logger?.child({ component: 'solana-decoder' });
@@ -94,19 +108,19 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
       const keys = accountKeysOf(tx);
       const records = createTxRecords(tx, keys);
       const groups = instructionsOf(tx, keys);
-      for (const step of stepsOf(rawEventsOf(tx, groups), groups)) {
-        const programId = step.event ? step.event.programId : step.ix.programId;
-        try {
-          if (step.event) HANDLERS.get(programId)?.(records, step.event);
-          else INSTRUCTION_HANDLERS.get(programId)?.(records, step.ix);
-        } catch (error) {
-          // One malformed event must not hide the others of the transaction.
-          deps.metrics?.inc('solana_decode_errors');
-          logger?.warn(
-            { signature: tx.transaction.signatures[0], program: programId, err: (error as Error).message },
-            'undecodable solana event',
-          );
+      const instructions = directInstructions(groups);
+      let next = 0;
+      for (const event of rawEventsOf(tx, groups)) {
+        while (instructions && next < instructions.length && !eventFirst(event, instructions[next]!)) {
+          const ix = instructions[next++]!;
+          guarded(INSTRUCTION_HANDLERS.get(ix.programId)!, records, ix, ix.programId, tx, deps, logger);
         }
+        const handler = HANDLERS.get(event.programId);
+        if (handler) guarded(handler, records, event, event.programId, tx, deps, logger);
+      }
+      while (instructions && next < instructions.length) {
+        const ix = instructions[next++]!;
+        guarded(INSTRUCTION_HANDLERS.get(ix.programId)!, records, ix, ix.programId, tx, deps, logger);
       }
       return records.finish();
     },

@@ -53,8 +53,8 @@ class TransactionRecords implements TxRecords {
   private readonly events: TokenEvent[] = [];
   private readonly tokensSeen = new Set<string>();
   private readonly poolTokens = new Map<string, string>();
-  private readonly swapsByOrigin = new Map<Instruction, RawSwap[]>();
-  private readonly signers: ReadonlySet<string>;
+  /** Built on the first swap that names its instruction: most transactions have one swap. */
+  private swapsByOrigin: Map<Instruction, RawSwap[]> | null = null;
   private nextIndex = 0;
 
   constructor(
@@ -63,14 +63,6 @@ class TransactionRecords implements TxRecords {
   ) {
     this.signature = tx.transaction.signatures[0] ?? '';
     this.feePayer = keys[0] ?? '';
-    const signerCount = tx.transaction.message.header?.numRequiredSignatures ?? 1;
-    const signers = new Set<string>();
-    tx.transaction.message.accountKeys.forEach((key, at) => {
-      // jsonParsed keys say whether they signed; json keys sign when among the first numRequiredSignatures.
-      const signed = typeof key === 'string' ? at < signerCount : key.signer === true;
-      if (signed) signers.add(typeof key === 'string' ? key : key.pubkey);
-    });
-    this.signers = signers;
     // Post first: balance events follow postTokenBalances order, then accounts closed by the tx.
     for (const balance of tx.meta?.postTokenBalances ?? []) this.note(balance, 'post');
     for (const balance of tx.meta?.preTokenBalances ?? []) this.note(balance, 'pre');
@@ -124,7 +116,7 @@ class TransactionRecords implements TxRecords {
   // Object.assign onto the fresh position, not `{ ...a, ...b }`: V8 (Node 20) builds a new
   // hidden class for every property added after a leading spread, ~2 µs each.
   swap(fields: SwapFields, eventSeconds?: bigint, origin?: Instruction | null): void {
-    const earlier = origin ? this.swapsByOrigin.get(origin)?.find((swap) => swap.pool === fields.pool) : undefined;
+    const earlier = origin ? this.swapsByOrigin?.get(origin)?.find((swap) => swap.pool === fields.pool) : undefined;
     if (earlier) {
       // The same trade logged twice: the later (richer) event completes the record, one trade.
       const { fees, ...rest } = fields;
@@ -141,6 +133,7 @@ class TransactionRecords implements TxRecords {
     this.attribute(record, origin ?? null);
     this.swaps.push(record);
     if (origin) {
+      this.swapsByOrigin ??= new Map();
       const list = this.swapsByOrigin.get(origin);
       if (list) list.push(record);
       else this.swapsByOrigin.set(origin, [record]);
@@ -155,13 +148,28 @@ class TransactionRecords implements TxRecords {
       const outer = this.keys[this.tx.transaction.message.instructions[origin.top]?.programIdIndex ?? -1];
       if (outer && outer !== origin.programId) record.router = outer;
     }
-    if (this.signers.has(record.trader)) return;
+    if (this.isSigner(record.trader)) return;
     record.trader = this.signerWhoseBalanceMoved(record.token) ?? record.trader;
+  }
+
+  /** jsonParsed keys say whether they signed; json keys sign when among the first numRequiredSignatures. */
+  private isSigner(address: string): boolean {
+    const message = this.tx.transaction.message;
+    const keys = message.accountKeys;
+    const count = message.header?.numRequiredSignatures ?? 1;
+    for (let at = 0; at < keys.length; at++) {
+      const key = keys[at]!;
+      if (typeof key === 'string') {
+        if (at >= count) return false;
+        if (key === address) return true;
+      } else if (key.pubkey === address) return key.signer === true;
+    }
+    return false;
   }
 
   private signerWhoseBalanceMoved(mint: string): string | null {
     for (const account of this.accounts.values()) {
-      if (account.mint !== mint || !account.owner || !this.signers.has(account.owner)) continue;
+      if (account.mint !== mint || !account.owner || !this.isSigner(account.owner)) continue;
       if ((account.pre ?? 0n) !== (account.post ?? 0n)) return account.owner;
     }
     return null;
