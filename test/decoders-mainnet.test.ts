@@ -280,6 +280,30 @@ function txOfInstruction(name: string): { tx: SolanaTransaction; accounts: strin
   return { tx, accounts };
 }
 
+describe('AMM pools on real transactions: amounts are what crossed the pool (vault balance changes)', () => {
+  const cases = [
+    // [fixture, pool vault owner (authority), expected side]
+    ['raydium-amm-v4-swap-54MFrVcf.json', '5Q544fKrFoe6tsEbD7S8EmxGTJYAKtTVhAW5Q5pge4j1', 'buy'],
+    ['raydium-cpmm-swap-4RoVbE9H.json', 'GpMZbSM2GgvTKHJirzeGfMFoaZ8UR2X7F4v8vHTvxFbL', 'sell'],
+    ['raydium-clmm-swap-nexzRp8Z.json', '94KAY4LgDHjFggk4hL1QQZ4fMdfvQDsbdRk35iq1HJ9T', 'buy'],
+  ] as const;
+  for (const [name, vaults, side] of cases) {
+    it(name, () => {
+      const { result: tx } = fixture(name);
+      const [swap, ...more] = decodeSolanaJson(fixture(name)).swaps;
+      assert.equal(more.length, 0);
+      assert.equal(swap!.side, side);
+      const quoteIn = tokenDelta(tx, vaults, WSOL);
+      const tokenIn = tokenDelta(tx, vaults, swap!.token);
+      assert.equal(swap!.quoteAmount, (side === 'buy' ? quoteIn : -quoteIn).toString());
+      assert.equal(swap!.tokenAmount, (side === 'buy' ? -tokenIn : tokenIn).toString());
+      const [signer] = signersOf(tx);
+      assert.equal(swap!.trader, signer);
+      assert.equal(tokenDelta(tx, signer!, swap!.token), -tokenIn, 'the signer got what the pool gave');
+    });
+  }
+});
+
 describe('records that were missing (issue 13)', () => {
   it('Raydium LaunchLab PoolCreateEvent → created, on a real create + buy (5LzhiGZB)', () => {
     const { result: tx } = fixture('launchlab-create-and-buy-5LzhiGZB.json');
