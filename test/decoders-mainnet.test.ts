@@ -12,7 +12,7 @@ import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEvmResolver } from '../ingest/sources/evm-resolver.ts';
 import { encodeFields } from '../ingest/solana/borsh.ts';
-import { DBC_INITIALIZE_PARAMS, PUMP_MIGRATION, PUMPSWAP_CREATE_POOL } from '../ingest/solana/layouts.ts';
+import { DBC_INITIALIZE_PARAMS, PUMP_MIGRATION, PUMP_TRADE, PUMPSWAP_CREATE_POOL } from '../ingest/solana/layouts.ts';
 import {
   base58Decode,
   buildTransaction,
@@ -446,6 +446,44 @@ describe('missing records from the published layouts (no public transaction foun
         (e) => e.kind === 'graduated' && [e.token, e.pool, e.dex],
       ),
       [[mint, newPool, 'raydium-amm-v4']],
+    );
+  });
+
+  it('two events of the same kind from one instruction stay two trades (only another kind of event completes a trade)', () => {
+    const trade = (tokenAmount: bigint) =>
+      encodeFields(
+        PUMP_TRADE,
+        {
+          mint,
+          solAmount: 1_000n,
+          tokenAmount,
+          isBuy: true,
+          user: payer,
+          timestamp: 1n,
+          virtualSolReserves: 30_000_000_000n,
+          virtualTokenReserves: 1_000_000_000_000_000n,
+          realSolReserves: 1n,
+          realTokenReserves: 700_000_000_000_000n,
+        },
+        10,
+      );
+    const tx = buildTransaction({
+      signature: solanaSignature('layout:two-trades'),
+      slot: 1,
+      blockTime: 1,
+      feePayer: payer,
+      instructions: [
+        {
+          programId: PROGRAMS.pumpfun,
+          accounts: [payer, mint],
+          data: Buffer.from('66063d1201daebea', 'hex'),
+          body: [...emitEvent(PROGRAMS.pumpfun, trade(5n), 'cpi'), ...emitEvent(PROGRAMS.pumpfun, trade(7n), 'cpi')],
+        },
+      ],
+    });
+    assert.deepEqual(
+      decodeSolanaJson(tx).swaps.map((swap) => swap.tokenAmount),
+      ['5', '7'],
     );
   });
 

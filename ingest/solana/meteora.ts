@@ -78,7 +78,7 @@ function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
     };
   }
   fields.fees = { platform: platformFee.toString() };
-  records.swap(fields, e.currentTimestamp, event.instruction);
+  records.swap(fields, e.currentTimestamp, event);
 }
 
 export function decodeMeteoraDbcEvent(records: TxRecords, event: RawEvent): void {

@@ -37,7 +37,7 @@ export function decodeMoonshotEvent(records: TxRecords, event: RawEvent): void {
       fees: { platform: (t.dexFee + t.helioFee).toString() },
     },
     undefined,
-    event.instruction,
+    event,
   );
 }
 

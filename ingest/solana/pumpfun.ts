@@ -72,7 +72,7 @@ function onTrade(records: TxRecords, t: PumpTradeEvent, event: RawEvent): void {
   };
   if (platformFee !== undefined) fields.fees = { platform: platformFee.toString() };
   if (t.mayhemMode !== undefined) fields.mayhemMode = t.mayhemMode;
-  records.swap(fields, t.timestamp, event.instruction);
+  records.swap(fields, t.timestamp, event);
 }
 
 function onCreate(records: TxRecords, c: PumpCreateEvent): void {

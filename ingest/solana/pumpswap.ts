@@ -69,7 +69,7 @@ export function decodePumpSwapEvent(records: TxRecords, event: RawEvent): void {
   // Fees are paid in the pool's quote mint, so they are only in our quote units when not flipped.
   if (!flipped)
     fields.fees = { dex: e.lpFee.toString(), platform: (e.protocolFee + (e.coinCreatorFee ?? 0n)).toString() };
-  records.swap(fields, e.timestamp, event.instruction);
+  records.swap(fields, e.timestamp, event);
 }
 
 /**

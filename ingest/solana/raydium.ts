@@ -73,7 +73,7 @@ export function decodeLaunchLabEvent(records: TxRecords, event: RawEvent): void 
       fees: { platform: fees.toString() },
     },
     undefined,
-    event.instruction,
+    event,
   );
   if (complete) records.tokenEvent({ kind: 'curve', token: base, progressPct, complete: true });
 }
@@ -160,7 +160,7 @@ export function decodeRayLogEvent(records: TxRecords, event: RawEvent): void {
       launchpad: null,
     }),
     undefined,
-    event.instruction,
+    event,
   );
 }
 
@@ -199,7 +199,7 @@ function onCpmm(records: TxRecords, event: RawEvent): void {
     launchpad: null,
   });
   if (fees.dex !== undefined || fees.platform !== undefined) swap.fees = fees;
-  records.swap(swap, undefined, event.instruction);
+  records.swap(swap, undefined, event);
 }
 
 /**
@@ -225,7 +225,7 @@ function onClmm(records: TxRecords, event: RawEvent): void {
       launchpad: null,
     }),
     undefined,
-    event.instruction,
+    event,
   );
 }
 

@@ -3,7 +3,7 @@
 import { tradeId } from '../../core/chains.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { SOL_DECIMALS, USDC_MINT, WSOL_MINT } from './constants.ts';
-import type { Instruction, RpcTokenBalance, SolanaTransaction } from './transaction.ts';
+import type { Instruction, RawEvent, RpcTokenBalance, SolanaTransaction } from './transaction.ts';
 
 type PositionKey = 'id' | 'chain' | 'transactionHash' | 'eventIndex' | 'blockNumber' | 'blockTime';
 type WithoutPosition<T> = T extends unknown ? Omit<T, PositionKey> : never;
@@ -26,12 +26,13 @@ export interface TxRecords {
   /** Token of the latest swap on a pool in this transaction (for events that name only the pool). */
   tokenOfPool(pool: string): string | null;
   /**
-   * One trade per venue instruction: a second event of the same instruction and pool (Meteora DBC
-   * logs EvtSwap and EvtSwap2 for one swap) completes the first record instead of adding a trade.
-   * The trader is the wallet that signed: an event naming a non-signer (a router's authority) is
-   * booked to the signer whose balance of the token moved, and the outer program becomes `router`.
+   * One trade per venue instruction: another kind of event of the same instruction and pool
+   * (Meteora DBC logs EvtSwap and EvtSwap2 for one swap) completes the first record instead of
+   * adding a trade. The trader is the wallet that signed: an event naming a non-signer (a router's
+   * authority) is booked to the signer whose balance of the token moved, and the outer program
+   * becomes `router`. `source` is the event the swap was read from.
    */
-  swap(fields: SwapFields, eventSeconds?: bigint, origin?: Instruction | null): void;
+  swap(fields: SwapFields, eventSeconds?: bigint, source?: RawEvent): void;
   tokenEvent(fields: TokenEventFields, eventSeconds?: bigint): void;
   finish(): { swaps: RawSwap[]; events: TokenEvent[] };
 }
@@ -53,8 +54,8 @@ class TransactionRecords implements TxRecords {
   private readonly events: TokenEvent[] = [];
   private readonly tokensSeen = new Set<string>();
   private readonly poolTokens = new Map<string, string>();
-  /** Built on the first swap that names its instruction: most transactions have one swap. */
-  private swapsByOrigin: Map<Instruction, RawSwap[]> | null = null;
+  /** Swaps per venue instruction with the event kinds read for each; built on the first one. */
+  private swapsByOrigin: Map<Instruction, { swap: RawSwap; kinds: string[] }[]> | null = null;
   private nextIndex = 0;
 
   constructor(
@@ -115,28 +116,35 @@ class TransactionRecords implements TxRecords {
 
   // Object.assign onto the fresh position, not `{ ...a, ...b }`: V8 (Node 20) builds a new
   // hidden class for every property added after a leading spread, ~2 µs each.
-  swap(fields: SwapFields, eventSeconds?: bigint, origin?: Instruction | null): void {
-    const earlier = origin ? this.swapsByOrigin?.get(origin)?.find((swap) => swap.pool === fields.pool) : undefined;
+  swap(fields: SwapFields, eventSeconds?: bigint, source?: RawEvent): void {
+    const origin = source?.instruction ?? null;
+    const kind = source ? Buffer.from(source.bytes.buffer, source.bytes.byteOffset, 8).toString('latin1') : '';
+    const earlier = origin
+      ? this.swapsByOrigin?.get(origin)?.find((entry) => entry.swap.pool === fields.pool && !entry.kinds.includes(kind))
+      : undefined;
     if (earlier) {
-      // The same trade logged twice: the later (richer) event completes the record, one trade.
+      // The same trade told by another event: the later (richer) one completes the record, one trade.
       const { fees, ...rest } = fields;
-      Object.assign(earlier, rest);
-      const transaction = earlier.fees?.transaction;
-      if (fees) earlier.fees = Object.assign({}, fees, transaction === undefined ? {} : { transaction });
-      this.attribute(earlier, origin ?? null);
+      const swap = earlier.swap;
+      Object.assign(swap, rest);
+      const transaction = swap.fees?.transaction;
+      if (fees) swap.fees = Object.assign({}, fees, transaction === undefined ? {} : { transaction });
+      earlier.kinds.push(kind);
+      this.attribute(swap, origin);
       return;
     }
     const record = Object.assign(this.position(eventSeconds), fields) as RawSwap;
     const meta = this.tx.meta;
     if (this.swaps.length === 0 && meta)
       record.fees = Object.assign({}, record.fees, { transaction: String(meta.fee) });
-    this.attribute(record, origin ?? null);
+    this.attribute(record, origin);
     this.swaps.push(record);
     if (origin) {
       this.swapsByOrigin ??= new Map();
       const list = this.swapsByOrigin.get(origin);
-      if (list) list.push(record);
-      else this.swapsByOrigin.set(origin, [record]);
+      const entry = { swap: record, kinds: [kind] };
+      if (list) list.push(entry);
+      else this.swapsByOrigin.set(origin, [entry]);
     }
     this.tokensSeen.add(record.token);
     this.poolTokens.set(record.pool, record.token);
