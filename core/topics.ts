@@ -38,6 +38,8 @@ export const RawSwap = Type.Object(
     ),
     dex: Type.String({ description: 'Venue, e.g. pumpfun, pumpswap, raydium-amm-v4, uniswap-v3' }),
     launchpad: nullable(Type.String()),
+    /** The aggregator/router program or contract the trade went through; `trader` stays the wallet that signed. */
+    router: Type.Optional(Type.String({ description: 'Router or aggregator the trade was routed through' })),
     /** Post-trade reserves of the pool or curve in base units, where the event carries them. */
     reserves: Type.Optional(Type.Object({ token: IntString, quote: IntString })),
     /** Bonding-curve reading after the trade: completion 0..100, where the event allows it. */

@@ -356,7 +356,8 @@ describe('solana encoders round trip', () => {
         quoteAsset: WSOL,
         tokenAmount: '5000000000',
         tokenDecimals: 6,
-        quoteAmount: '1000000000',
+        // Before fees: 1 SOL paid in, 0.012 SOL of it fees.
+        quoteAmount: '988000000',
         quoteDecimals: 9,
         side: 'buy',
         trader: user,
@@ -426,6 +427,7 @@ describe('solana encoders round trip', () => {
           launchpad: null,
           reserves: { token: String(10_000_000_000_000 - 19_900_000_000), quote: '501000000000' },
           fees: { transaction: '5000' },
+          router: ROUTER,
         },
       ]);
       const sell = encodeRaydiumAmmV4Swap({

@@ -368,12 +368,12 @@ describe('pump.fun TradeEvent', () => {
       length: 282,
       extra: { fees: { platform: '625641', transaction: '5000' }, mayhemMode: true },
     },
-    // buyback_fee 25026 is part of what the trader pays on top of the curve amount.
+    // buyback_fee 25026 is a share of the protocol fee already in `fee` (issue 13), not an extra charge.
     {
       name: 'May-2026 buyback and quote mint',
       generation: 6,
       length: 282 + 16 + 4 + 68 + 32 + 24,
-      extra: { fees: { platform: String(625641 + 25026), transaction: '5000' }, mayhemMode: true },
+      extra: { fees: { platform: '625641', transaction: '5000' }, mayhemMode: true },
     },
   ];
   for (const { name, generation, length, extra } of generations) {
@@ -512,7 +512,8 @@ describe('pump.fun TradeEvent', () => {
       ],
     });
     const { swaps } = decode(tx);
-    assert.deepEqual(swaps, [expectedPumpSwap(signature, {})]);
+    // The router that invoked pump.fun is kept as the trade's router; the trader stays the user.
+    assert.deepEqual(swaps, [expectedPumpSwap(signature, { router: ROUTER })]);
   });
 
   it('orders several events by appearance and gives each its own index', () => {
@@ -918,6 +919,7 @@ describe('Raydium and Meteora', () => {
         launchpad: null,
         reserves: { token: '995000000000', quote: '402000000000' },
         fees: { transaction: '5000' },
+        router: ROUTER,
       },
     ]);
   });
@@ -1151,8 +1153,10 @@ describe('Raydium and Meteora', () => {
         s.dex,
       ]),
       [
-        ['buy', '35000000000000', '1000000000', '12000000', null, USER, 'meteora-dbc'],
-        ['sell', '35000000000000', '990000000', '10000000', '25', USER, 'meteora-dbc'],
+        // Curve amounts before fees (docs/decoders.md): the buy's input less its fees, the
+        // sell's output (fee taken on the quote output: included = excluded input) plus them.
+        ['buy', '35000000000000', '988000000', '12000000', null, USER, 'meteora-dbc'],
+        ['sell', '35000000000000', '1000000000', '10000000', '25', USER, 'meteora-dbc'],
       ],
     );
     assert.deepEqual(

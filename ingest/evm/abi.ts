@@ -46,6 +46,8 @@ export const EVENTS = {
     'event PoolCreated(address indexed token0, address indexed token1, int24 indexed tickSpacing, address pool)',
   ),
   aerodromeSync: parseAbiItem('event Sync(uint256 reserve0, uint256 reserve1)'),
+  // Aerodrome Pool: the fee it took from the swap's input (amountIn·pool fee/1e4), emitted before Sync and Swap.
+  aerodromeFees: parseAbiItem('event Fees(address indexed sender, uint256 amount0, uint256 amount1)'),
   aerodromePoolCreated: parseAbiItem(
     'event PoolCreated(address indexed token0, address indexed token1, bool indexed stable, address pool, uint256 length)',
   ),
@@ -67,6 +69,13 @@ export const EVENTS = {
   ),
   fourMemeSaleV1: parseAbiItem(
     'event TokenSale(address token, address account, uint256 tokenAmount, uint256 etherAmount)',
+  ),
+  // V1 as four.meme's TokenManager.lite.abi declares it (with the fee; its API doc prose omits it).
+  fourMemePurchaseV1Fee: parseAbiItem(
+    'event TokenPurchase(address token, address account, uint256 tokenAmount, uint256 etherAmount, uint256 fee)',
+  ),
+  fourMemeSaleV1Fee: parseAbiItem(
+    'event TokenSale(address token, address account, uint256 tokenAmount, uint256 etherAmount, uint256 fee)',
   ),
 } as const satisfies Record<string, AbiEvent>;
 

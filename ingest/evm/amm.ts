@@ -171,6 +171,16 @@ export function onAerodromeSync(scope: ReceiptScope, log: NormalLog): void {
   syncReserves(scope, log, args.reserve0, args.reserve1);
 }
 
+/** Aerodrome charges each pool its own fee (factory.getFee(pool)); the Fees log states what this swap paid. */
+export function onAerodromeFees(scope: ReceiptScope, log: NormalLog): void {
+  const args = decodeAs('aerodromeFees', log);
+  const earlier = scope.feesPaid.get(log.address);
+  scope.feesPaid.set(log.address, {
+    amount0: args.amount0 + (earlier?.amount0 ?? 0n),
+    amount1: args.amount1 + (earlier?.amount1 ?? 0n),
+  });
+}
+
 /** Uniswap/PancakeSwap V2 and Aerodrome classic share the four in/out words. */
 export function onV2StyleSwap(scope: ReceiptScope, log: NormalLog, aerodrome: boolean): void {
   const args = aerodrome ? decodeAs('aerodromeSwap', log) : decodeAs('v2Swap', log);
@@ -182,6 +192,8 @@ export function onV2StyleSwap(scope: ReceiptScope, log: NormalLog, aerodrome: bo
   // Sync precedes Swap in the same pair: its reserves are the post-trade reserves.
   const reserves = scope.syncs.get(log.address);
   scope.syncs.delete(log.address);
+  const feePaid = aerodrome ? scope.feesPaid.get(log.address) : undefined;
+  scope.feesPaid.delete(log.address);
   scope.addSwap(
     buildPoolSwap(scope.tokens, scope.at(log.logIndex), {
       pool,
@@ -190,6 +202,7 @@ export function onV2StyleSwap(scope: ReceiptScope, log: NormalLog, aerodrome: bo
       delta0: args.amount0In - args.amount0Out,
       delta1: args.amount1In - args.amount1Out,
       feePips: pool.fee ?? defaultFee,
+      feePaid,
       trader: scope.trader(args.to),
       reserves,
     }),

@@ -38,3 +38,40 @@ export const FACTORY_DEX: Record<string, EvmDex> = Object.fromEntries(
     Object.entries(EVM_CONTRACTS[kind]).map(([chain, address]) => [`${chain}:${address}`, dex]),
   ),
 );
+
+/**
+ * Uniswap V4 hooks of launchpads: a pool initialised with one is that launchpad's launch pool
+ * (launch.ts). Zora (base): every ZORA_V4_COIN_HOOK and CREATOR_COIN_HOOK its deployments have
+ * used, from the history of ourzora/zora-protocol packages/coins/addresses/8453.json (up to
+ * c59a6fac, 2026-01-09); hooks are redeployed on upgrades, so older coins keep older hooks.
+ */
+export const LAUNCH_HOOKS: { chain: Chain; launchpad: string; hooks: readonly string[] }[] = [
+  {
+    chain: 'base',
+    launchpad: 'zora',
+    hooks: [
+      '0x013d1f64ee45fbac66b153ceb365ef04fd029040',
+      '0x1258e5f3c71ca9dce95ce734ba5759532e46d040',
+      '0x2b15a16b3ef024005ba899bb51764fcd58cf9040',
+      '0x5bf219b3cc11e3f6dd8dc8fc89d7d1deb0431040',
+      '0x5e5d19d22c85a4aef7c1fdf25fb22a5a38f71040',
+      '0x81542dc43aff247eff4a0ecefc286a2973ae1040',
+      '0x8218fa8d7922e22aed3556a09d5a715f16ad5040',
+      '0x854f820475b229b7805a386f758cfb285023d040',
+      '0x8e04235b0a61dab93ab99c0bef82a407a8af5040',
+      '0x9149ef19013014fc37f6952f7f66c0b88df2d040',
+      '0x9301690be9ac901de52c5ebff883862bbfc99040',
+      '0x9ea932730a7787000042e34390b8e435dd839040',
+      '0xa1ebdd5ca6470bbd67114331387f2dda7bfad040',
+      '0xb030fd8c2f8576f8ab05cfbbe659285e7d7a1040',
+      '0xc8d077444625eb300a427a6dfb2b1dbf9b159040',
+      '0xd3d133469adc85e01a4887404d8ac12d630e9040',
+      '0xd61a675f8a0c67a73dc3b54fb7318b4d91409040',
+      '0xe61bdf0c9e665f02df20fede6dcef379cb751040',
+      '0xf500d19f77827b55ef187fc2599a895844a59040',
+      '0xfbce3d80c659c765bc6c55e29e87d839c7609040',
+      '0xff74be9d3596ea7a33bb4983dd7906fb34135040',
+      '0xfff800b76768da8ab6aab527021e4a6a91219040',
+    ],
+  },
+];

@@ -12,6 +12,7 @@ import {
   learnSlipstreamPoolCreated,
   learnV3PoolCreated,
   learnV4Initialize,
+  onAerodromeFees,
   onAerodromeSync,
   onV2StyleSwap,
   onV2Sync,
@@ -129,6 +130,8 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
         return onV2Sync(scope, log);
       case 'aerodromeSync':
         return onAerodromeSync(scope, log);
+      case 'aerodromeFees':
+        return onAerodromeFees(scope, log);
       case 'v2Swap':
         return onV2StyleSwap(scope, log, false);
       case 'aerodromeSwap':
@@ -151,6 +154,10 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
         return onFourMemeTradeV1(scope, log, 'buy');
       case 'fourMemeSaleV1':
         return onFourMemeTradeV1(scope, log, 'sell');
+      case 'fourMemePurchaseV1Fee':
+        return onFourMemeTradeV1(scope, log, 'buy', true);
+      case 'fourMemeSaleV1Fee':
+        return onFourMemeTradeV1(scope, log, 'sell', true);
       case 'fourMemeLiquidityAdded':
         return onFourMemeCurveEnd(scope, log, 'liquidityAdded', curveEnded);
       case 'fourMemeTradeStop':

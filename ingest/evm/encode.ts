@@ -227,6 +227,10 @@ export function encodeAerodromeSwap(a: {
   ]);
 }
 
+export function encodeAerodromeFees(a: { pool: string; sender: string; amount0: bigint; amount1: bigint }): EncodedLog {
+  return build('aerodromeFees', a.pool, { sender: a.sender }, [a.amount0, a.amount1]);
+}
+
 export function encodeAerodromeSync(a: { pool: string; reserve0: bigint; reserve1: bigint }): EncodedLog {
   return build('aerodromeSync', a.pool, {}, [a.reserve0, a.reserve1]);
 }
@@ -274,13 +278,19 @@ export interface FourMemeV1TradeArgs {
   account: string;
   tokenAmount: bigint;
   etherAmount: bigint;
+  /** Given: the lite ABI's five-word event; absent: the four-word form of the API doc. */
+  fee?: bigint;
 }
 
 export function encodeFourMemePurchaseV1(a: FourMemeV1TradeArgs): EncodedLog {
+  if (a.fee !== undefined)
+    return build('fourMemePurchaseV1Fee', a.manager, {}, [a.token, a.account, a.tokenAmount, a.etherAmount, a.fee]);
   return build('fourMemePurchaseV1', a.manager, {}, [a.token, a.account, a.tokenAmount, a.etherAmount]);
 }
 
 export function encodeFourMemeSaleV1(a: FourMemeV1TradeArgs): EncodedLog {
+  if (a.fee !== undefined)
+    return build('fourMemeSaleV1Fee', a.manager, {}, [a.token, a.account, a.tokenAmount, a.etherAmount, a.fee]);
   return build('fourMemeSaleV1', a.manager, {}, [a.token, a.account, a.tokenAmount, a.etherAmount]);
 }
 

@@ -66,14 +66,22 @@ export function onFourMemeTrade(scope: ReceiptScope, log: NormalLog, side: 'buy'
   addCurveTrade(scope, log, { ...args, side });
 }
 
-export function onFourMemeTradeV1(scope: ReceiptScope, log: NormalLog, side: 'buy' | 'sell'): void {
-  const args = side === 'buy' ? decodeAs('fourMemePurchaseV1', log) : decodeAs('fourMemeSaleV1', log);
+/** V1 trades: the lite ABI's five-word events carry the fee; the four-word form (API doc) does not. */
+export function onFourMemeTradeV1(scope: ReceiptScope, log: NormalLog, side: 'buy' | 'sell', withFee = false): void {
+  const args = withFee
+    ? side === 'buy'
+      ? decodeAs('fourMemePurchaseV1Fee', log)
+      : decodeAs('fourMemeSaleV1Fee', log)
+    : side === 'buy'
+      ? decodeAs('fourMemePurchaseV1', log)
+      : decodeAs('fourMemeSaleV1', log);
   addCurveTrade(scope, log, {
     token: args.token,
     account: args.account,
     side,
     amount: args.tokenAmount,
     cost: args.etherAmount,
+    ...('fee' in args ? { fee: args.fee as bigint } : {}),
   });
 }
 

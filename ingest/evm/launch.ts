@@ -37,7 +37,8 @@ export function detectLaunches(scope: ReceiptScope): void {
   }
   for (const creation of launches) {
     const launchpad = creation.launchpad!;
-    const { token, quote } = pickQuote(scope.chain, creation.token0, creation.token1);
+    // The launched token is the side minted here (a Zora coin beside $ZORA ties on quote rank).
+    const { token, quote } = pickQuote(scope.chain, creation.token0, creation.token1, (t) => minted.has(t));
     const mint = token === EVM_NATIVE_ADDRESS ? undefined : minted.get(token);
     if (!mint) continue;
     const decimals = scope.tokens.getDecimals(scope.chain, token);

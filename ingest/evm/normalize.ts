@@ -27,14 +27,19 @@ function quoteRanksOf(chain: Chain): Map<string, 1 | 2> {
 
 /**
  * The quote of a pair: the higher quote rank wins (native over stable over other); on a tie
- * (two unknown tokens, two stables, 0x0 beside the wrapped native) token1 is the quote.
+ * (two unknown tokens, two stables, 0x0 beside the wrapped native) a launchpad's token is the
+ * token (a Zora coin beside $ZORA), else token1 is the quote.
  */
 export function pickQuote(
   chain: Chain,
   token0: string,
   token1: string,
+  launched?: (token: string) => boolean,
 ): { token: string; quote: string; tokenIs0: boolean } {
-  const tokenIs0 = quoteRank(chain, token0) <= quoteRank(chain, token1);
+  const rank0 = quoteRank(chain, token0);
+  const rank1 = quoteRank(chain, token1);
+  const tokenIs0 =
+    rank0 === rank1 && launched !== undefined && launched(token1) && !launched(token0) ? false : rank0 <= rank1;
   return tokenIs0 ? { token: token0, quote: token1, tokenIs0 } : { token: token1, quote: token0, tokenIs0 };
 }
 
@@ -73,6 +78,8 @@ export interface PoolTrade {
   delta1: bigint;
   /** LP fee in pips (millionths) charged on the input; null = unknown, no dex fee reported. */
   feePips: number | null;
+  /** The LP fee the pool reports having taken, per token (Aerodrome Fees): wins over feePips. */
+  feePaid?: { amount0: bigint; amount1: bigint };
   trader: string;
   /** Post-trade reserves (V2-style Sync) in token0/token1 order. */
   reserves?: { reserve0: bigint; reserve1: bigint };
@@ -89,7 +96,8 @@ export function buildPoolSwap(tokens: TokenInfoProvider, at: Position, trade: Po
   const { pool, delta0, delta1 } = trade;
   // Exactly one side in and one side out; anything else (flash loans, both in) is no trade.
   if (!((delta0 > 0n && delta1 < 0n) || (delta0 < 0n && delta1 > 0n))) return { skip: 'no_direction' };
-  const { token, quote, tokenIs0 } = pickQuote(at.chain, pool.token0, pool.token1);
+  const launched = (address: string) => Boolean(tokens.getToken(at.chain, address)?.launchpad);
+  const { token, quote, tokenIs0 } = pickQuote(at.chain, pool.token0, pool.token1, launched);
   const tokenDecimals = tokens.getDecimals(at.chain, token);
   const quoteDecimals = tokens.getDecimals(at.chain, quote);
   if (tokenDecimals === undefined || quoteDecimals === undefined) return { skip: 'unknown_decimals' };
@@ -124,7 +132,14 @@ export function buildPoolSwap(tokens: TokenInfoProvider, at: Position, trade: Po
       ? { token: reserve0.toString(), quote: reserve1.toString() }
       : { token: reserve1.toString(), quote: reserve0.toString() };
   }
-  if (trade.feePips !== null) {
+  if (trade.feePaid) {
+    // Taken in the input token: a quote fee as is, a token fee at the execution price.
+    const quoteFee = tokenIs0 ? trade.feePaid.amount1 : trade.feePaid.amount0;
+    const tokenFee = tokenIs0 ? trade.feePaid.amount0 : trade.feePaid.amount1;
+    const tokenAmount = abs(tokenDelta);
+    const converted = tokenAmount === 0n ? 0n : (tokenFee * quoteAmount) / tokenAmount;
+    swap.fees = { dex: (quoteFee + converted).toString() };
+  } else if (trade.feePips !== null) {
     // The LP fee is amountIn·fee. On a buy amountIn is the quote paid; on a sell it is the
     // token paid, converted at the execution price quoteAmount/tokenAmount, which reduces
     // to quoteAmount·fee as well. Rounded down to base units.

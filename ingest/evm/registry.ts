@@ -1,6 +1,7 @@
 // What the decoder must know beyond one log: which tokens a pool trades (pool registry) and
 // token decimals and launch facts (token registry). Both are in memory, keyed by chain.
 import { CHAIN_INFO, CHAINS, EVM_NATIVE_ADDRESS, type Chain } from '../../core/chains.ts';
+import { LAUNCH_HOOKS } from './contracts.ts';
 
 export type EvmDex =
   | 'uniswap-v2'
@@ -38,10 +39,13 @@ export interface PoolRegistry {
 
 const keyOf = (chain: Chain, address: string) => `${chain}:${address.toLowerCase()}`;
 
+/** Pre-seeded with the launchpads' known V4 hooks (contracts.ts LAUNCH_HOOKS). */
 export function createPoolRegistry(): PoolRegistry {
   const pools = new Map<string, PoolInfo>();
   const launchMarks = new Map<string, string>();
   const launchHooks = new Map<string, string>();
+  for (const { chain, launchpad, hooks } of LAUNCH_HOOKS)
+    for (const hook of hooks) launchHooks.set(keyOf(chain, hook), launchpad);
   return {
     getPool(chain, pool) {
       const key = keyOf(chain, pool);

@@ -32,6 +32,8 @@ export interface ReceiptScope {
   trader(recipient: string): string;
   /** Latest Sync reserves per pool, consumed by the Swap that follows. */
   syncs: Map<string, { reserve0: bigint; reserve1: bigint }>;
+  /** Latest Aerodrome Fees per pool (the pool's own fee, taken from the swap's input), consumed by the Swap that follows. */
+  feesPaid: Map<string, { amount0: bigint; amount1: bigint }>;
   creations: Creation[];
   swaps: RawSwap[];
   events: TokenEvent[];
@@ -53,6 +55,7 @@ export function createScope(args: {
 /** A class, not a closure object: one per receipt, so no per-call method closures. */
 class Scope implements ReceiptScope {
   readonly syncs = new Map<string, { reserve0: bigint; reserve1: bigint }>();
+  readonly feesPaid = new Map<string, { amount0: bigint; amount1: bigint }>();
   readonly creations: Creation[] = [];
   readonly swaps: RawSwap[] = [];
   readonly events: TokenEvent[] = [];

@@ -7,6 +7,7 @@ export const PROGRAMS = {
   raydiumClmm: 'CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK',
   launchlab: 'LanMV9sAd7wArD4vJFi2qDdfnVhFxYSUg6eADduJ3uj',
   meteoraDbc: 'dbcij3LWUppWqq96dh6gJWwBifmcGfLSB5D4DuSMaqN',
+  moonshot: 'MoonCVVNZFSYkqNXP6bxHLPL6QQJiMagDL3qcqUQTrG',
 } as const;
 
 export const PUMP_EVENT_AUTHORITY = 'Ce6TQqeHC9p8KetsN6JsjHK7UTZk7nasjjnr7XxXp9F1';
@@ -40,6 +41,9 @@ export const DISC = {
   dbcSwap: '1b3c15d58aaabb93',
   dbcSwap2: 'bd4233a826507599',
   dbcCurveComplete: 'e5e756549c864b18',
+  launchlabPoolCreate: '97d7e20976a173ae',
+  pumpswapCreatePool: 'b1310cd2a076a774',
+  moonshotTrade: 'bddb7fd34ee661ee',
 } as const;
 
 /** Instruction discriminators used by the encoders (and, for reference, by the real programs). */
@@ -50,6 +54,15 @@ export const IX = {
   pumpMigrate: '9beae792ec9ea21e',
   pumpswapBuy: '66063d1201daebea',
   pumpswapSell: '33e685a4017f83ad',
+  // Decoded for creations and migrations that emit no event (sha256("global:<name>")[0..8]).
+  launchlabMigrateToAmm: 'cf52c091fecf91df',
+  launchlabMigrateToCpswap: '885cc8671cda908c',
+  dbcInitializeWithSplToken: '8c55d7b06636684f',
+  dbcInitializeWithToken2022: 'a976334e916edc9b',
+  dbcMigrateDamm: '1b013016b43f76d9',
+  dbcMigrateDammV2: '9ca9e66735e45040',
+  moonshotTokenMint: '032ca4b87b0df5b3',
+  moonshotMigrateFunds: '2ae50ae7bd3ec1ae',
 } as const;
 
 export const QUOTE_MINTS: ReadonlySet<string> = new Set([WSOL_MINT, USDC_MINT]);

@@ -4,12 +4,26 @@ import type { Logger } from '../../core/logger.ts';
 import type { Metrics } from '../../core/metrics.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { PROGRAMS } from './constants.ts';
-import { decodeMeteoraDbcEvent } from './meteora.ts';
+import { decodeMeteoraDbcEvent, decodeMeteoraDbcInstruction } from './meteora.ts';
+import { decodeMoonshotEvent, decodeMoonshotInstruction } from './moonshot.ts';
 import { decodePumpEvent } from './pumpfun.ts';
 import { decodePumpSwapEvent } from './pumpswap.ts';
-import { decodeClmmEvent, decodeCpmmEvent, decodeLaunchLabEvent, decodeRayLogEvent } from './raydium.ts';
+import {
+  decodeClmmEvent,
+  decodeCpmmEvent,
+  decodeLaunchLabEvent,
+  decodeLaunchLabInstruction,
+  decodeRayLogEvent,
+} from './raydium.ts';
 import { createTxRecords, type TxRecords } from './records.ts';
-import { accountKeysOf, instructionsOf, rawEventsOf, type RawEvent, type SolanaTransaction } from './transaction.ts';
+import {
+  accountKeysOf,
+  instructionsOf,
+  rawEventsOf,
+  type Instruction,
+  type RawEvent,
+  type SolanaTransaction,
+} from './transaction.ts';
 
 export interface DecodedTransaction {
   swaps: RawSwap[];
@@ -36,10 +50,55 @@ const HANDLERS = new Map<string, Handler>([
   [PROGRAMS.raydiumCpmm, decodeCpmmEvent],
   [PROGRAMS.raydiumClmm, decodeClmmEvent],
   [PROGRAMS.meteoraDbc, decodeMeteoraDbcEvent],
+  [PROGRAMS.moonshot, decodeMoonshotEvent],
 ]);
+
+/** Creations and migrations that emit no usable event are read from their instructions. */
+const INSTRUCTION_HANDLERS = new Map<string, (records: TxRecords, ix: Instruction) => void>([
+  [PROGRAMS.launchlab, decodeLaunchLabInstruction],
+  [PROGRAMS.meteoraDbc, decodeMeteoraDbcInstruction],
+  [PROGRAMS.moonshot, decodeMoonshotInstruction],
+]);
+
+/** Instructions read directly, in execution order; null (no allocation) when the transaction has none. */
+function directInstructions(groups: { top: Instruction; inner: Instruction[] }[]): Instruction[] | null {
+  let found: Instruction[] | null = null;
+  for (const group of groups) {
+    if (INSTRUCTION_HANDLERS.has(group.top.programId) && group.top.data.length >= 8) (found ??= []).push(group.top);
+    for (const ix of group.inner)
+      if (INSTRUCTION_HANDLERS.has(ix.programId) && ix.data.length >= 8) (found ??= []).push(ix);
+  }
+  return found;
+}
 
 /** Program ids the decoder reads events from (a source can filter transactions on them). */
 export const DECODED_PROGRAMS: readonly string[] = [...HANDLERS.keys()];
+
+/** Whether an event comes before an instruction: an instruction precedes its own events. */
+function eventFirst(event: RawEvent, ix: Instruction): boolean {
+  return event.order[0] < ix.top || (event.order[0] === ix.top && event.order[1] < ix.inner + 1);
+}
+
+/** One malformed event or instruction must not hide the others of the transaction. */
+function guarded<T>(
+  handler: (records: TxRecords, item: T) => void,
+  records: TxRecords,
+  item: T,
+  programId: string,
+  tx: SolanaTransaction,
+  deps: SolanaDecoderDeps,
+  logger: Logger | undefined,
+): void {
+  try {
+    handler(records, item);
+  } catch (error) {
+    deps.metrics?.inc('solana_decode_errors');
+    logger?.warn(
+      { signature: tx.transaction.signatures[0], program: programId, err: (error as Error).message },
+      'undecodable solana event',
+    );
+  }
+}
 
 export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder {
   const logger = deps.logger?.child({ component: 'solana-decoder' });
@@ -48,19 +107,20 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
       if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) return { swaps: [], events: [] };
       const keys = accountKeysOf(tx);
       const records = createTxRecords(tx, keys);
-      for (const event of rawEventsOf(tx, instructionsOf(tx, keys))) {
-        const handler = HANDLERS.get(event.programId);
-        if (!handler) continue;
-        try {
-          handler(records, event);
-        } catch (error) {
-          // One malformed event must not hide the others of the transaction.
-          deps.metrics?.inc('solana_decode_errors');
-          logger?.warn(
-            { signature: tx.transaction.signatures[0], program: event.programId, err: (error as Error).message },
-            'undecodable solana event',
-          );
+      const groups = instructionsOf(tx, keys);
+      const instructions = directInstructions(groups);
+      let next = 0;
+      for (const event of rawEventsOf(tx, groups)) {
+        while (instructions && next < instructions.length && !eventFirst(event, instructions[next]!)) {
+          const ix = instructions[next++]!;
+          guarded(INSTRUCTION_HANDLERS.get(ix.programId)!, records, ix, ix.programId, tx, deps, logger);
         }
+        const handler = HANDLERS.get(event.programId);
+        if (handler) guarded(handler, records, event, event.programId, tx, deps, logger);
+      }
+      while (instructions && next < instructions.length) {
+        const ix = instructions[next++]!;
+        guarded(INSTRUCTION_HANDLERS.get(ix.programId)!, records, ix, ix.programId, tx, deps, logger);
       }
       return records.finish();
     },

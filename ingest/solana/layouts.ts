@@ -5,6 +5,8 @@ import type { Field, Layout } from './borsh.ts';
 
 const u64 = (...names: string[]): Field[] => names.map((name) => [name, 'u64'] as const);
 const keys = (...names: string[]): Field[] => names.map((name) => [name, 'pubkey'] as const);
+/** Argument structs are not events: no discriminator of their own. */
+const DISC_NONE = '';
 
 export const PUMP_TRADE: Layout = {
   name: 'pump.TradeEvent',
@@ -513,3 +515,120 @@ export interface DbcCurveCompleteEvent {
   baseReserve: bigint;
   quoteReserve: bigint;
 }
+
+/** LaunchLab PoolCreateEvent up to the curve's supply (every CurveParams variant starts with it). */
+export const LAUNCHLAB_POOL_CREATE: Layout = {
+  name: 'raydium_launchpad.PoolCreateEvent',
+  discriminator: DISC.launchlabPoolCreate,
+  required: 6,
+  fields: [
+    ...keys('poolState', 'creator', 'config'),
+    [
+      'baseMintParam',
+      {
+        struct: [
+          ['decimals', 'u8'],
+          ['name', 'string'],
+          ['symbol', 'string'],
+          ['uri', 'string'],
+        ],
+      },
+    ],
+    ['curveKind', 'u8'],
+    ['supply', 'u64'],
+  ],
+};
+export interface LaunchLabPoolCreateEvent {
+  poolState: string;
+  creator: string;
+  config: string;
+  baseMintParam: { decimals: number; name: string; symbol: string; uri: string };
+  /** 0 Constant, 1 Fixed, 2 Linear */
+  curveKind: number;
+  supply: bigint;
+}
+
+export const PUMPSWAP_CREATE_POOL: Layout = {
+  name: 'pump_amm.CreatePoolEvent',
+  discriminator: DISC.pumpswapCreatePool,
+  required: 16,
+  fields: [
+    ['timestamp', 'i64'],
+    ['index', 'u16'],
+    ...keys('creator', 'baseMint', 'quoteMint'),
+    ['baseMintDecimals', 'u8'],
+    ['quoteMintDecimals', 'u8'],
+    ...u64(
+      'baseAmountIn',
+      'quoteAmountIn',
+      'poolBaseAmount',
+      'poolQuoteAmount',
+      'minimumLiquidity',
+      'initialLiquidity',
+      'lpTokenAmountOut',
+    ),
+    ['poolBump', 'u8'],
+    ...keys('pool', 'lpMint', 'userBaseTokenAccount', 'userQuoteTokenAccount', 'coinCreator'),
+    ['isMayhemMode', 'bool'],
+  ],
+};
+export interface PumpSwapCreatePoolEvent {
+  timestamp: bigint;
+  creator: string;
+  baseMint: string;
+  quoteMint: string;
+  baseMintDecimals: number;
+  quoteMintDecimals: number;
+  pool: string;
+}
+
+/** Moonshot TradeEvent (IDL in carbon's moonshot decoder): amounts before fees, fees apart. */
+export const MOONSHOT_TRADE: Layout = {
+  name: 'moonshot.TradeEvent',
+  discriminator: DISC.moonshotTrade,
+  required: 9,
+  fields: [
+    ...u64('amount', 'collateralAmount', 'dexFee', 'helioFee', 'allocation'),
+    ...keys('curve', 'costToken', 'sender'),
+    ['tradeType', 'u8'],
+    ['label', 'string'],
+  ],
+};
+export interface MoonshotTradeEvent {
+  amount: bigint;
+  collateralAmount: bigint;
+  dexFee: bigint;
+  helioFee: bigint;
+  allocation: bigint;
+  curve: string;
+  costToken: string;
+  sender: string;
+  /** 0 Buy, 1 Sell */
+  tradeType: number;
+  label?: string;
+}
+
+/** Instruction arguments read for creations that emit no event with the token's metadata. */
+export const DBC_INITIALIZE_PARAMS: Layout = {
+  name: 'dbc.InitializePoolParameters',
+  discriminator: DISC_NONE,
+  required: 3,
+  fields: [
+    ['name', 'string'],
+    ['symbol', 'string'],
+    ['uri', 'string'],
+  ],
+};
+export const MOONSHOT_TOKEN_MINT_PARAMS: Layout = {
+  name: 'moonshot.TokenMintParams',
+  discriminator: DISC_NONE,
+  required: 6,
+  fields: [
+    ['name', 'string'],
+    ['symbol', 'string'],
+    ['uri', 'string'],
+    ['decimals', 'u8'],
+    ['collateralCurrency', 'u8'],
+    ['amount', 'u64'],
+  ],
+};

@@ -1,9 +1,10 @@
 // Meteora DBC EvtSwap / EvtSwap2 / EvtCurveComplete → swaps and curve events (CHAINS.md §1.7).
 import { fromInt, pct, decToString } from '../../core/decimal.ts';
 import { decodeFields } from './borsh.ts';
-import { DISC } from './constants.ts';
+import { DISC, IX } from './constants.ts';
 import {
   DBC_CURVE_COMPLETE,
+  DBC_INITIALIZE_PARAMS,
   DBC_SWAP,
   DBC_SWAP2,
   type DbcCurveCompleteEvent,
@@ -11,7 +12,7 @@ import {
   type DbcSwapEvent,
 } from './layouts.ts';
 import type { SwapFields, TxRecords } from './records.ts';
-import type { RawEvent } from './transaction.ts';
+import type { Instruction, RawEvent } from './transaction.ts';
 
 /**
  * DBC swap accounts: pool_authority, config, pool, input_token_account, output_token_account,
@@ -24,8 +25,11 @@ function swapAccounts(event: RawEvent, pool: string): { base: string; quote: str
 }
 
 /**
- * Amounts are what the user paid in and got out (input includes the fee); trade_direction
- * 1 = QuoteToBase is a buy. Fees (trading + protocol + referral) are taken in the quote mint.
+ * One convention with the other venues (docs/decoders.md): quoteAmount is the curve's amount
+ * before fees, the fees are reported apart. The event's amounts are what the user paid in and got
+ * out, so the fee comes off a buy's input or is added back to a sell's output when the fee was
+ * taken in the quote mint (EvtSwap2: included_fee_input > excluded_fee_input means taken on input;
+ * EvtSwap: assumed on the quote side, the usual config). trade_direction 1 = QuoteToBase is a buy.
  */
 function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
   const e =
@@ -37,17 +41,26 @@ function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
   const tokenDecimals = records.decimalsOf(accounts.base);
   const quoteDecimals = records.decimalsOf(accounts.quote);
   if (tokenDecimals === null || quoteDecimals === null) throw new RangeError(`dbc ${accounts.base}: unknown decimals`);
-  const input =
-    'actualInputAmount' in e.swapResult ? e.swapResult.actualInputAmount : e.swapResult.includedFeeInputAmount;
-  const output = e.swapResult.outputAmount;
+  const result = e.swapResult;
+  const input = 'actualInputAmount' in result ? result.actualInputAmount : result.includedFeeInputAmount;
+  const output = result.outputAmount;
   const isBuy = e.tradeDirection === 1;
-  const { tradingFee, protocolFee, referralFee } = e.swapResult;
+  const fees = result.tradingFee + result.protocolFee + result.referralFee;
+  const feeOnInput =
+    'includedFeeInputAmount' in result ? result.includedFeeInputAmount > result.excludedFeeInputAmount : isBuy;
+  const feesInQuote = feeOnInput === isBuy;
+  const tokenAmount = isBuy ? output : input;
+  let quoteAmount = isBuy ? input : output;
+  let platformFee = fees;
+  if (feesInQuote) quoteAmount = isBuy ? quoteAmount - fees : quoteAmount + fees;
+  // A fee taken in the base mint, valued at the execution price (fees stay in quote units).
+  else platformFee = tokenAmount === 0n ? 0n : (fees * quoteAmount) / tokenAmount;
   const fields: SwapFields = {
     token: accounts.base,
     quoteAsset: accounts.quote,
-    tokenAmount: (isBuy ? output : input).toString(),
+    tokenAmount: tokenAmount.toString(),
     tokenDecimals,
-    quoteAmount: (isBuy ? input : output).toString(),
+    quoteAmount: quoteAmount.toString(),
     quoteDecimals,
     side: isBuy ? 'buy' : 'sell',
     trader: accounts.payer,
@@ -64,8 +77,8 @@ function onSwap(records: TxRecords, event: RawEvent, version: 1 | 2): void {
       complete,
     };
   }
-  fields.fees = { platform: (tradingFee + protocolFee + referralFee).toString() };
-  records.swap(fields, e.currentTimestamp);
+  fields.fees = { platform: platformFee.toString() };
+  records.swap(fields, e.currentTimestamp, event);
 }
 
 export function decodeMeteoraDbcEvent(records: TxRecords, event: RawEvent): void {
@@ -78,5 +91,46 @@ export function decodeMeteoraDbcEvent(records: TxRecords, event: RawEvent): void
     const token = swapAccounts(event, c.pool)?.base ?? records.tokenOfPool(c.pool);
     if (!token) throw new RangeError(`dbc pool ${c.pool}: curve complete without a known base mint`);
     records.tokenEvent({ kind: 'curve', token, progressPct: '100', complete: true });
+  }
+}
+
+/**
+ * Pool creation and migration emit no event with the token's metadata or the new pool, so the
+ * instructions are read. initialize_virtual_pool_with_spl_token / _with_token2022 accounts:
+ * config, pool_authority, creator, base_mint, quote_mint, pool, base_vault, …; args name, symbol,
+ * uri. The whole pre-migration supply is minted into base_vault, whose balance gives supply and
+ * decimals. migrate_meteora_damm: virtual_pool, migration_metadata, config, pool_authority,
+ * pool (4), damm_config, lp_mint, token_a_mint (7 = the base), token_b_mint, …;
+ * migration_damm_v2: …, pool (4), …, base_mint (13), quote_mint (14), ….
+ */
+export function decodeMeteoraDbcInstruction(records: TxRecords, ix: Instruction): void {
+  const disc = Buffer.from(ix.data.subarray(0, 8)).toString('hex');
+  const a = ix.accounts;
+  if ((disc === IX.dbcInitializeWithSplToken || disc === IX.dbcInitializeWithToken2022) && a.length > 6) {
+    const params = decodeFields(DBC_INITIALIZE_PARAMS, ix.data.subarray(8)) as {
+      name: string;
+      symbol: string;
+      uri: string;
+    };
+    const vault = records.balanceOf(a[6]!);
+    if (!vault || vault.post === null)
+      throw new RangeError(`dbc pool ${a[5]}: base vault balance not in the transaction`);
+    records.tokenEvent({
+      kind: 'created',
+      token: a[3]!,
+      name: params.name,
+      symbol: params.symbol,
+      uri: params.uri,
+      decimals: vault.decimals,
+      supply: vault.post.toString(),
+      creator: a[2]!,
+      launchpad: 'meteora-dbc',
+      pool: a[5]!,
+      quoteAsset: a[4]!,
+    });
+  } else if (disc === IX.dbcMigrateDamm && a.length > 8) {
+    records.tokenEvent({ kind: 'graduated', token: a[7]!, pool: a[4]!, dex: 'meteora-damm' });
+  } else if (disc === IX.dbcMigrateDammV2 && a.length > 14) {
+    records.tokenEvent({ kind: 'graduated', token: a[13]!, pool: a[4]!, dex: 'meteora-damm-v2' });
   }
 }

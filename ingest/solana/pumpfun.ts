@@ -37,7 +37,7 @@ function quoteMintOf(quoteMint: string | undefined): string {
   return quoteMint && quoteMint !== DEFAULT_PUBKEY ? quoteMint : WSOL_MINT;
 }
 
-function onTrade(records: TxRecords, t: PumpTradeEvent): void {
+function onTrade(records: TxRecords, t: PumpTradeEvent, event: RawEvent): void {
   const quoteAsset = quoteMintOf(t.quoteMint);
   const solQuoted = quoteAsset === WSOL_MINT;
   const quoteDecimals = solQuoted ? SOL_DECIMALS : records.decimalsOf(quoteAsset);
@@ -45,8 +45,9 @@ function onTrade(records: TxRecords, t: PumpTradeEvent): void {
   const quoteAmount = solQuoted ? t.solAmount : (t.quoteAmount ?? t.solAmount);
   const virtualQuote = solQuoted ? t.virtualSolReserves : (t.virtualQuoteReserves ?? t.virtualSolReserves);
   const realQuote = solQuoted ? t.realSolReserves : (t.realQuoteReserves ?? t.realSolReserves);
-  // Fees the trader paid on top of (buy) or out of (sell) the curve amount.
-  const platformFee = t.fee === undefined ? undefined : t.fee + (t.creatorFee ?? 0n) + (t.buybackFee ?? 0n);
+  // Fees the trader paid on top of (buy) or out of (sell) the curve amount. The 2026 buyback fee
+  // is a share of the protocol fee already in `fee` (the buyer's total checks out without it).
+  const platformFee = t.fee === undefined ? undefined : t.fee + (t.creatorFee ?? 0n);
   const fields: SwapFields = {
     token: t.mint,
     quoteAsset,
@@ -71,7 +72,7 @@ function onTrade(records: TxRecords, t: PumpTradeEvent): void {
   };
   if (platformFee !== undefined) fields.fees = { platform: platformFee.toString() };
   if (t.mayhemMode !== undefined) fields.mayhemMode = t.mayhemMode;
-  records.swap(fields, t.timestamp);
+  records.swap(fields, t.timestamp, event);
 }
 
 function onCreate(records: TxRecords, c: PumpCreateEvent): void {
@@ -100,7 +101,7 @@ export function decodePumpEvent(records: TxRecords, event: RawEvent): void {
   const payload = event.bytes.subarray(8);
   switch (disc) {
     case DISC.pumpTrade:
-      return onTrade(records, decodeFields(PUMP_TRADE, payload) as unknown as PumpTradeEvent);
+      return onTrade(records, decodeFields(PUMP_TRADE, payload) as unknown as PumpTradeEvent, event);
     case DISC.pumpCreate:
       return onCreate(records, decodeFields(PUMP_CREATE, payload) as unknown as PumpCreateEvent);
     case DISC.pumpComplete: {

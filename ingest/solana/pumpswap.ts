@@ -3,7 +3,13 @@
 // creator fees leave it.
 import { decodeFields } from './borsh.ts';
 import { DISC, QUOTE_MINTS } from './constants.ts';
-import { PUMPSWAP_BUY, PUMPSWAP_SELL, type PumpSwapEvent } from './layouts.ts';
+import {
+  PUMPSWAP_BUY,
+  PUMPSWAP_CREATE_POOL,
+  PUMPSWAP_SELL,
+  type PumpSwapCreatePoolEvent,
+  type PumpSwapEvent,
+} from './layouts.ts';
 import { pairFields } from './pairs.ts';
 import type { SwapFields, TxRecords } from './records.ts';
 import type { RawEvent } from './transaction.ts';
@@ -21,6 +27,7 @@ function poolMints(records: TxRecords, e: PumpSwapEvent, event: RawEvent): { bas
 export function decodePumpSwapEvent(records: TxRecords, event: RawEvent): void {
   if (event.kind !== 'anchor') return;
   const disc = Buffer.from(event.bytes.subarray(0, 8)).toString('hex');
+  if (disc === DISC.pumpswapCreatePool) return onCreatePool(records, event);
   const isBuy = disc === DISC.pumpswapBuy;
   if (!isBuy && disc !== DISC.pumpswapSell) return;
   const e = decodeFields(isBuy ? PUMPSWAP_BUY : PUMPSWAP_SELL, event.bytes.subarray(8)) as unknown as PumpSwapEvent;
@@ -62,5 +69,19 @@ export function decodePumpSwapEvent(records: TxRecords, event: RawEvent): void {
   // Fees are paid in the pool's quote mint, so they are only in our quote units when not flipped.
   if (!flipped)
     fields.fees = { dex: e.lpFee.toString(), platform: (e.protocolFee + (e.coinCreatorFee ?? 0n)).toString() };
-  records.swap(fields, e.timestamp);
+  records.swap(fields, e.timestamp, event);
+}
+
+/**
+ * A PumpSwap pool for a coin is where it trades after its curve (pump.fun's migrate creates it, in
+ * the same transaction as CompletePumpAmmMigrationEvent: records keep one graduation per token and
+ * pool). The coin is the side that is not SOL/USDC.
+ */
+function onCreatePool(records: TxRecords, event: RawEvent): void {
+  const c = decodeFields(PUMPSWAP_CREATE_POOL, event.bytes.subarray(8)) as unknown as PumpSwapCreatePoolEvent;
+  const flipped = QUOTE_MINTS.has(c.baseMint) && !QUOTE_MINTS.has(c.quoteMint);
+  records.tokenEvent(
+    { kind: 'graduated', token: flipped ? c.quoteMint : c.baseMint, pool: c.pool, dex: 'pumpswap' },
+    c.timestamp,
+  );
 }

@@ -1,13 +1,15 @@
 // Raydium LaunchLab, AMM v4 (ray_log), CPMM and CLMM → swaps (CHAINS.md §1.4–1.6).
 import { fromInt, pct, decToString } from '../../core/decimal.ts';
 import { decodeFields } from './borsh.ts';
-import { DISC } from './constants.ts';
+import { DISC, IX } from './constants.ts';
 import {
   CLMM_SWAP,
   CPMM_SWAP,
+  LAUNCHLAB_POOL_CREATE,
   LAUNCHLAB_TRADE,
   type ClmmSwapEvent,
   type CpmmSwapEvent,
+  type LaunchLabPoolCreateEvent,
   type LaunchLabTradeEvent,
 } from './layouts.ts';
 import { chooseQuote, pairFields } from './pairs.ts';
@@ -28,7 +30,9 @@ function accountsOf(ix: Instruction | null, poolAt: number, pool: string, minLen
  * Amounts are the curve's: a buy's quote excludes the fees, a sell's includes them.
  */
 export function decodeLaunchLabEvent(records: TxRecords, event: RawEvent): void {
-  if (event.kind !== 'anchor' || discOf(event) !== DISC.launchlabTrade) return;
+  if (event.kind !== 'anchor') return;
+  if (discOf(event) === DISC.launchlabPoolCreate) return onLaunchLabPoolCreate(records, event);
+  if (discOf(event) !== DISC.launchlabTrade) return;
   const t = decodeFields(LAUNCHLAB_TRADE, event.bytes.subarray(8)) as unknown as LaunchLabTradeEvent;
   const accounts = accountsOf(event.instruction, 4, t.poolState, 11);
   if (!accounts) throw new RangeError(`launchlab pool ${t.poolState}: instruction accounts not found`);
@@ -44,30 +48,71 @@ export function decodeLaunchLabEvent(records: TxRecords, event: RawEvent): void 
   const progress = t.totalBaseSell === 0n ? 0n : pct(fromInt(t.realBaseAfter), fromInt(t.totalBaseSell));
   const complete = t.poolStatus !== 0;
   const progressPct = decToString(progress > fromInt(100) ? fromInt(100) : progress);
-  records.swap({
-    token: base,
-    quoteAsset: quote,
-    tokenAmount: tokenAmount.toString(),
-    tokenDecimals,
-    quoteAmount: quoteAmount.toString(),
-    quoteDecimals,
-    side: isBuy ? 'buy' : 'sell',
-    trader,
-    pool: t.poolState,
-    dex: 'raydium-launchlab',
-    launchpad: 'launchlab',
-    reserves: { token: (t.totalBaseSell - t.realBaseAfter).toString(), quote: t.realQuoteAfter.toString() },
-    curve: {
-      progressPct,
-      virtualTokenReserves: (t.virtualBase - t.realBaseAfter).toString(),
-      virtualQuoteReserves: (t.virtualQuote + t.realQuoteAfter).toString(),
-      realTokenReserves: (t.totalBaseSell - t.realBaseAfter).toString(),
-      realQuoteReserves: t.realQuoteAfter.toString(),
-      complete,
+  records.swap(
+    {
+      token: base,
+      quoteAsset: quote,
+      tokenAmount: tokenAmount.toString(),
+      tokenDecimals,
+      quoteAmount: quoteAmount.toString(),
+      quoteDecimals,
+      side: isBuy ? 'buy' : 'sell',
+      trader,
+      pool: t.poolState,
+      dex: 'raydium-launchlab',
+      launchpad: 'launchlab',
+      reserves: { token: (t.totalBaseSell - t.realBaseAfter).toString(), quote: t.realQuoteAfter.toString() },
+      curve: {
+        progressPct,
+        virtualTokenReserves: (t.virtualBase - t.realBaseAfter).toString(),
+        virtualQuoteReserves: (t.virtualQuote + t.realQuoteAfter).toString(),
+        realTokenReserves: (t.totalBaseSell - t.realBaseAfter).toString(),
+        realQuoteReserves: t.realQuoteAfter.toString(),
+        complete,
+      },
+      fees: { platform: fees.toString() },
     },
-    fees: { platform: fees.toString() },
-  });
+    undefined,
+    event,
+  );
   if (complete) records.tokenEvent({ kind: 'curve', token: base, progressPct, complete: true });
+}
+
+/**
+ * PoolCreateEvent names the pool, creator and the mint's metadata; the mint itself is the
+ * initialize instruction's account 6 (initialize, initialize_v2, initialize_with_token_2022:
+ * payer, creator, global_config, platform_config, authority, pool_state, base_mint, quote_mint, …).
+ */
+function onLaunchLabPoolCreate(records: TxRecords, event: RawEvent): void {
+  const c = decodeFields(LAUNCHLAB_POOL_CREATE, event.bytes.subarray(8)) as unknown as LaunchLabPoolCreateEvent;
+  const accounts = accountsOf(event.instruction, 5, c.poolState, 8);
+  if (!accounts) throw new RangeError(`launchlab pool ${c.poolState}: initialize instruction accounts not found`);
+  records.tokenEvent({
+    kind: 'created',
+    token: accounts[6]!,
+    name: c.baseMintParam.name,
+    symbol: c.baseMintParam.symbol,
+    uri: c.baseMintParam.uri,
+    decimals: c.baseMintParam.decimals,
+    supply: c.supply.toString(),
+    creator: c.creator,
+    launchpad: 'launchlab',
+    pool: c.poolState,
+    quoteAsset: accounts[7]!,
+  });
+}
+
+/**
+ * Graduation emits no event: the migrate instruction names the new pool. migrate_to_amm:
+ * payer, base_mint, quote_mint, …, amm_pool (13), …, pool_state (23); migrate_to_cpswap: payer,
+ * base_mint, quote_mint, platform_config, cpswap_program, cpswap_pool (5), …, pool_state (17).
+ */
+export function decodeLaunchLabInstruction(records: TxRecords, ix: Instruction): void {
+  const disc = Buffer.from(ix.data.subarray(0, 8)).toString('hex');
+  if (disc === IX.launchlabMigrateToAmm && ix.accounts.length > 23)
+    records.tokenEvent({ kind: 'graduated', token: ix.accounts[1]!, pool: ix.accounts[13]!, dex: 'raydium-amm-v4' });
+  else if (disc === IX.launchlabMigrateToCpswap && ix.accounts.length > 17)
+    records.tokenEvent({ kind: 'graduated', token: ix.accounts[1]!, pool: ix.accounts[5]!, dex: 'raydium-cpmm' });
 }
 
 /**
@@ -114,6 +159,8 @@ export function decodeRayLogEvent(records: TxRecords, event: RawEvent): void {
       dex: 'raydium-amm-v4',
       launchpad: null,
     }),
+    undefined,
+    event,
   );
 }
 
@@ -152,7 +199,7 @@ function onCpmm(records: TxRecords, event: RawEvent): void {
     launchpad: null,
   });
   if (fees.dex !== undefined || fees.platform !== undefined) swap.fees = fees;
-  records.swap(swap);
+  records.swap(swap, undefined, event);
 }
 
 /**
@@ -177,6 +224,8 @@ function onClmm(records: TxRecords, event: RawEvent): void {
       dex: 'raydium-clmm',
       launchpad: null,
     }),
+    undefined,
+    event,
   );
 }
 

@@ -3,7 +3,7 @@
 import { tradeId } from '../../core/chains.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { SOL_DECIMALS, USDC_MINT, WSOL_MINT } from './constants.ts';
-import type { RpcTokenBalance, SolanaTransaction } from './transaction.ts';
+import type { Instruction, RawEvent, RpcTokenBalance, SolanaTransaction } from './transaction.ts';
 
 type PositionKey = 'id' | 'chain' | 'transactionHash' | 'eventIndex' | 'blockNumber' | 'blockTime';
 type WithoutPosition<T> = T extends unknown ? Omit<T, PositionKey> : never;
@@ -25,7 +25,14 @@ export interface TxRecords {
   decimalsOf(mint: string): number | null;
   /** Token of the latest swap on a pool in this transaction (for events that name only the pool). */
   tokenOfPool(pool: string): string | null;
-  swap(fields: SwapFields, eventSeconds?: bigint): void;
+  /**
+   * One trade per venue instruction: another kind of event of the same instruction and pool
+   * (Meteora DBC logs EvtSwap and EvtSwap2 for one swap) completes the first record instead of
+   * adding a trade. The trader is the wallet that signed: an event naming a non-signer (a router's
+   * authority) is booked to the signer whose balance of the token moved, and the outer program
+   * becomes `router`. `source` is the event the swap was read from.
+   */
+  swap(fields: SwapFields, eventSeconds?: bigint, source?: RawEvent): void;
   tokenEvent(fields: TokenEventFields, eventSeconds?: bigint): void;
   finish(): { swaps: RawSwap[]; events: TokenEvent[] };
 }
@@ -47,6 +54,8 @@ class TransactionRecords implements TxRecords {
   private readonly events: TokenEvent[] = [];
   private readonly tokensSeen = new Set<string>();
   private readonly poolTokens = new Map<string, string>();
+  /** Swaps per venue instruction with the event kinds read for each; built on the first one. */
+  private swapsByOrigin: Map<Instruction, { swap: RawSwap; kinds: string[] }[]> | null = null;
   private nextIndex = 0;
 
   constructor(
@@ -107,17 +116,80 @@ class TransactionRecords implements TxRecords {
 
   // Object.assign onto the fresh position, not `{ ...a, ...b }`: V8 (Node 20) builds a new
   // hidden class for every property added after a leading spread, ~2 µs each.
-  swap(fields: SwapFields, eventSeconds?: bigint): void {
+  swap(fields: SwapFields, eventSeconds?: bigint, source?: RawEvent): void {
+    const origin = source?.instruction ?? null;
+    const kind = source ? Buffer.from(source.bytes.buffer, source.bytes.byteOffset, 8).toString('latin1') : '';
+    const earlier = origin
+      ? this.swapsByOrigin?.get(origin)?.find((entry) => entry.swap.pool === fields.pool && !entry.kinds.includes(kind))
+      : undefined;
+    if (earlier) {
+      // The same trade told by another event: the later (richer) one completes the record, one trade.
+      const { fees, ...rest } = fields;
+      const swap = earlier.swap;
+      Object.assign(swap, rest);
+      const transaction = swap.fees?.transaction;
+      if (fees) swap.fees = Object.assign({}, fees, transaction === undefined ? {} : { transaction });
+      earlier.kinds.push(kind);
+      this.attribute(swap, origin);
+      return;
+    }
     const record = Object.assign(this.position(eventSeconds), fields) as RawSwap;
     const meta = this.tx.meta;
     if (this.swaps.length === 0 && meta)
       record.fees = Object.assign({}, record.fees, { transaction: String(meta.fee) });
+    this.attribute(record, origin);
     this.swaps.push(record);
+    if (origin) {
+      this.swapsByOrigin ??= new Map();
+      const list = this.swapsByOrigin.get(origin);
+      const entry = { swap: record, kinds: [kind] };
+      if (list) list.push(entry);
+      else this.swapsByOrigin.set(origin, [entry]);
+    }
     this.tokensSeen.add(record.token);
     this.poolTokens.set(record.pool, record.token);
   }
 
+  /** Trader = a signer (a router's authority named by the event is not one); router = the outer program. */
+  private attribute(record: RawSwap, origin: Instruction | null): void {
+    if (origin && origin.inner >= 0) {
+      const outer = this.keys[this.tx.transaction.message.instructions[origin.top]?.programIdIndex ?? -1];
+      if (outer && outer !== origin.programId) record.router = outer;
+    }
+    if (this.isSigner(record.trader)) return;
+    record.trader = this.signerWhoseBalanceMoved(record.token) ?? record.trader;
+  }
+
+  /** jsonParsed keys say whether they signed; json keys sign when among the first numRequiredSignatures. */
+  private isSigner(address: string): boolean {
+    const message = this.tx.transaction.message;
+    const keys = message.accountKeys;
+    const count = message.header?.numRequiredSignatures ?? 1;
+    for (let at = 0; at < keys.length; at++) {
+      const key = keys[at]!;
+      if (typeof key === 'string') {
+        if (at >= count) return false;
+        if (key === address) return true;
+      } else if (key.pubkey === address) return key.signer === true;
+    }
+    return false;
+  }
+
+  private signerWhoseBalanceMoved(mint: string): string | null {
+    for (const account of this.accounts.values()) {
+      if (account.mint !== mint || !account.owner || !this.isSigner(account.owner)) continue;
+      if ((account.pre ?? 0n) !== (account.post ?? 0n)) return account.owner;
+    }
+    return null;
+  }
+
   tokenEvent(fields: TokenEventFields, eventSeconds?: bigint): void {
+    // One graduation per token and pool: the launchpad's migration and the AMM's pool creation both say it.
+    if (
+      fields.kind === 'graduated' &&
+      this.events.some((e) => e.kind === 'graduated' && e.token === fields.token && e.pool === fields.pool)
+    )
+      return;
     const record = Object.assign(this.position(eventSeconds), fields) as TokenEvent;
     if (record.kind === 'created') this.tokensSeen.add(record.token);
     this.events.push(record);

@@ -36,6 +36,8 @@ const ABI = parseAbi([
   'function factory() view returns (address)',
   'function fee() view returns (uint24)',
   'function stable() view returns (bool)',
+  // Aerodrome PoolFactory: the pool's own fee in bps (custom per pool, else the stable/volatile default).
+  'function getFee(address pool, bool stable) view returns (uint256)',
   'function decimals() view returns (uint8)',
   'function symbol() view returns (string)',
   'function name() view returns (string)',
@@ -61,7 +63,14 @@ const CREATIONS: EventName[] = [
 /** Swaps of pools keyed by an id (topic 1) that only their Initialize names: nothing to ask the chain. */
 const ID_SWAPS: EventName[] = ['v4Swap', 'infinityClSwap', 'infinityBinSwap'];
 const ID_CREATIONS: EventName[] = ['v4Initialize', 'infinityClInitialize', 'infinityBinInitialize'];
-const FOURMEME_TRADES: EventName[] = ['fourMemePurchase', 'fourMemeSale', 'fourMemePurchaseV1', 'fourMemeSaleV1'];
+const FOURMEME_TRADES: EventName[] = [
+  'fourMemePurchase',
+  'fourMemeSale',
+  'fourMemePurchaseV1',
+  'fourMemeSaleV1',
+  'fourMemePurchaseV1Fee',
+  'fourMemeSaleV1Fee',
+];
 
 export interface EvmResolver {
   /** Registers what `receipt` needs; returns `created` events of tokens first seen in it. */
@@ -130,6 +139,16 @@ export function createEvmResolver(
     }
   }
 
+  async function aerodromePoolFee(factory: string, pool: string, stable: boolean): Promise<bigint | undefined> {
+    try {
+      const data = encodeFunctionData({ abi: ABI, functionName: 'getFee', args: [pool as Hex, stable] });
+      const result = await rpc.call<Hex>('eth_call', [{ to: factory, data }, 'latest']);
+      return decodeFunctionResult({ abi: ABI, functionName: 'getFee', data: result });
+    } catch {
+      return undefined;
+    }
+  }
+
   async function optionalView(address: string, name: ViewName): Promise<unknown> {
     try {
       return await view(address, name);
@@ -151,8 +170,15 @@ export function createEvmResolver(
       let fee: number | null;
       if (kind === 'aerodrome') {
         dex = 'aerodrome';
+        const stable = (await optionalView(pool, 'stable')) === true;
+        const bps = factory ? await aerodromePoolFee(factory, pool, stable) : undefined;
+        // Once per pool: the registry keeps the answer (each swap's Fees log states the fee paid anyway).
         fee =
-          (await optionalView(pool, 'stable')) === true ? V2_FEE_PIPS.aerodromeStable : V2_FEE_PIPS.aerodromeVolatile;
+          bps === undefined
+            ? stable
+              ? V2_FEE_PIPS.aerodromeStable
+              : V2_FEE_PIPS.aerodromeVolatile
+            : Number(bps) * 100;
       } else if (kind === 'v2') {
         dex = known ?? (chain === 'bsc' ? 'pancakeswap-v2' : 'uniswap-v2');
         fee = V2_FEE_PIPS[dex === 'pancakeswap-v2' ? 'pancakeswap-v2' : 'uniswap-v2'];
