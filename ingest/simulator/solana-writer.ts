@@ -210,7 +210,9 @@ export function createSolanaWriter(seed: string) {
           emitModeOf(event.tx),
         );
       }
-      case 'meteora-dbc':
+      case 'meteora-dbc': {
+        // The event's amounts are what the user paid and got; the decoder takes the fees back out.
+        const fees = event.platformFee + event.creatorFee;
         return meteoraDbcSwapCall(
           {
             version: dbcVersion(token),
@@ -218,8 +220,8 @@ export function createSolanaWriter(seed: string) {
             payer: event.trader,
             baseMint: token.address,
             side: event.side,
-            amountIn: isBuy ? event.quoteAmount : event.tokenAmount,
-            amountOut: isBuy ? event.tokenAmount : event.quoteAmount,
+            amountIn: isBuy ? event.quoteAmount + fees : event.tokenAmount,
+            amountOut: isBuy ? event.tokenAmount : event.quoteAmount - fees,
             tradingFee: event.platformFee,
             protocolFee: event.creatorFee,
             currentTimestamp: timestamp,
@@ -232,6 +234,7 @@ export function createSolanaWriter(seed: string) {
           },
           emitModeOf(event.tx),
         );
+      }
       default:
         throw new RangeError(`no solana curve for ${token.launchpad}`);
     }

@@ -90,11 +90,6 @@ export function poolFeePips(launchpad: Launchpad, dex: string): bigint {
   return POOL_FEE_PIPS[dex] ?? 2500n;
 }
 
-/** Meteora DBC reports what the user paid and got: a buy's quote includes the fees, a sell's excludes them. */
-export function reportsGrossQuote(launchpad: Launchpad): boolean {
-  return launchpad === 'meteora-dbc';
-}
-
 export interface VenueState {
   launchpad: Launchpad;
   curve: CurveState | null;
@@ -105,7 +100,7 @@ export interface VenueState {
 export interface TradeResult {
   venue: 'curve' | 'pool';
   tokenAmount: bigint;
-  /** As the venue reports it (see reportsGrossQuote, PumpSwap: the curve amount, fees apart). */
+  /** The curve's or pool's amount before fees, fees apart (docs/decoders.md: one convention on every venue). */
   quoteAmount: bigint;
   platformFee: bigint;
   creatorFee: bigint;
@@ -146,11 +141,7 @@ export function priceTrade(state: VenueState, side: 'buy' | 'sell', amount: bigi
     creatorFee = ceilDiv(curveQuote * rates.creator, 10_000n);
     const fees = platformFee + creatorFee;
     if (side === 'sell' && curveQuote <= fees) return null;
-    quoteAmount = reportsGrossQuote(state.launchpad)
-      ? side === 'buy'
-        ? curveQuote + fees
-        : curveQuote - fees
-      : curveQuote;
+    quoteAmount = curveQuote;
   } else if (state.poolDex === 'pumpswap') {
     const result = side === 'buy' ? pumpSwapBuy(pool!, amount) : pumpSwapSell(pool!, amount);
     ({ tokenAmount, quoteAmount, lpFee, protocolFee: platformFee, creatorFee } = result);

@@ -163,7 +163,10 @@ export function meteoraDbcSwapCall(input: MeteoraDbcSwapInput, emit: EmitMode = 
             swapParameters: { amount0: input.amountIn, amount1: 0n, swapMode: 0 },
             swapResult: {
               includedFeeInputAmount: input.amountIn,
-              excludedFeeInputAmount: input.amountIn - input.tradingFee - input.protocolFee - fees.referralFee,
+              // Fees in the quote mint (the usual config): off a buy's input, off a sell's output.
+              excludedFeeInputAmount: isBuy
+                ? input.amountIn - input.tradingFee - input.protocolFee - fees.referralFee
+                : input.amountIn,
               amountLeft: 0n,
               outputAmount: input.amountOut,
               ...fees,
