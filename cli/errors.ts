@@ -1,8 +1,7 @@
 // Start-up failures explained in the user's terms: the variable to change, or the process to stop.
 import net from 'node:net';
-import path from 'node:path';
-import type { Context } from '../core/context.ts';
 import { ConfigError } from '../core/config.ts';
+import { StoreBusyError } from '../core/errors.ts';
 
 /** A listen failure as a configuration error naming the variable to change (other errors unchanged). */
 export function listenError(variable: string, host: string, port: number, error: unknown): unknown {
@@ -30,15 +29,10 @@ export function probePort(host: string, port: number): Promise<void> {
 }
 
 /** chDB opens a data dir in one process: a command that needs the store while `spot up` runs gets this. */
-export function storeBusy(ctx: Context, command: string, error: unknown): string | null {
-  const text = `${(error as Error)?.message ?? ''} ${String((error as { cause?: unknown })?.cause ?? '')}`;
-  if (
-    (error as { code?: unknown })?.code !== 'CHDB_CONNECTION' &&
-    !/Cannot lock file|Another server instance/i.test(text)
-  )
-    return null;
+export function storeBusy(command: string, error: unknown): string | null {
+  if (!(error instanceof StoreBusyError)) return null;
   return (
-    `spot ${command}: the store in ${path.join(ctx.config.dataDir, 'clickhouse')} is open in another process (a running \`spot up\`?); ` +
-    `chDB opens a data dir in one process only: stop that process first (${(error as Error)?.message ?? String(error)})`
+    `spot ${command}: the store in ${error.dataPath} is open in another process (a running \`spot up\`?); ` +
+    'chDB opens a data dir in one process only: stop that process first'
   );
 }

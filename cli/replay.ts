@@ -14,7 +14,7 @@ export async function replayCommand(ctx: Context): Promise<number> {
     ctx.logger.info({ messages: result.messages, ms: result.ms, messagesPerSecond: rate }, 'replay finished');
     return 0;
   } catch (error) {
-    const busy = storeBusy(ctx, 'replay', error);
+    const busy = storeBusy('replay', error);
     if (busy) {
       process.stderr.write(`${busy}\n`);
       return 1;

@@ -15,7 +15,7 @@ export async function sqlCommand(ctx: Context, args: string[]): Promise<number> 
     await runSqlCli(ctx, query, process.stdout);
     return 0;
   } catch (error) {
-    const busy = storeBusy(ctx, 'sql', error);
+    const busy = storeBusy('sql', error);
     if (busy) {
       const { host, sqlPort } = ctx.config;
       process.stderr.write(
@@ -33,7 +33,7 @@ export async function migrateCommand(ctx: Context): Promise<number> {
   try {
     client = createClickHouseClient(ctx);
   } catch (error) {
-    const busy = storeBusy(ctx, 'migrate', error);
+    const busy = storeBusy('migrate', error);
     if (!busy) throw error;
     process.stderr.write(`${busy}; a running service applied the migrations when it started\n`);
     return 1;

@@ -3,9 +3,10 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseError, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection, type ChdbConnection } from 'chdb/connection';
 import type { Context } from '../core/context.ts';
+import { StoreBusyError, StoreUnavailableError } from '../core/errors.ts';
 
 export type { ClickHouseClient };
 
@@ -28,7 +29,14 @@ function chdbClient(ctx: Context): ClickHouseClient {
     throw new Error(`chDB is already bound to ${boundChdbPath} in this process; it cannot also open ${dataPath}`);
   }
   fs.mkdirSync(dataPath, { recursive: true });
-  const connection = createChdbConnection({ path: dataPath });
+  let connection: ChdbConnection;
+  try {
+    connection = createChdbConnection({ path: dataPath });
+  } catch (error) {
+    // chDB refuses a data dir whose lock another process holds (a running `spot up`).
+    if ((error as { code?: unknown }).code === 'CHDB_CONNECTION') throw new StoreBusyError(dataPath, { cause: error });
+    throw error;
+  }
   boundChdbPath = dataPath;
   openChdbClients += 1;
   const client = createClient({ connection } as Parameters<typeof createClient>[0]);
@@ -58,7 +66,70 @@ function httpClient(ctx: Context, rawUrl: string): ClickHouseClient {
 
 /** One client; chDB on <dataDir>/clickhouse when ctx.config.clickhouseUrl is null, else HTTP. */
 export function createClickHouseClient(ctx: Context): ClickHouseClient {
-  return ctx.config.clickhouseUrl === null ? chdbClient(ctx) : httpClient(ctx, ctx.config.clickhouseUrl);
+  return classifyingErrors(
+    ctx.config.clickhouseUrl === null ? chdbClient(ctx) : httpClient(ctx, ctx.config.clickhouseUrl),
+  );
+}
+
+// Server error codes that a later attempt may not hit: timeouts, overload, replicas or the network.
+const TRANSIENT_SERVER_CODES = new Set([
+  '159', // TIMEOUT_EXCEEDED
+  '160', // TOO_SLOW
+  '202', // TOO_MANY_SIMULTANEOUS_QUERIES
+  '203', // NO_FREE_CONNECTION
+  '209', // SOCKET_TIMEOUT
+  '210', // NETWORK_ERROR
+  '241', // MEMORY_LIMIT_EXCEEDED
+  '242', // TABLE_IS_READ_ONLY
+  '252', // TOO_MANY_PARTS
+  '285', // TOO_FEW_LIVE_REPLICAS
+  '319', // UNKNOWN_STATUS_OF_INSERT
+  '999', // KEEPER_EXCEPTION
+]);
+
+/**
+ * The one place store errors are classified (inward taxonomy, core/errors.ts): a ClickHouse error
+ * (the server or chDB answered) is retryable only for a transient code and otherwise stays as it is
+ * (bad SQL is a bug, not an outage); any other failure of a client call is the transport's (refused,
+ * reset, timed out) and becomes a StoreUnavailableError.
+ */
+export function classifyStoreError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || error instanceof StoreBusyError) return error;
+  if (error instanceof ClickHouseError) {
+    return TRANSIENT_SERVER_CODES.has(error.code)
+      ? new StoreUnavailableError(`the store is overloaded or unreachable (code ${error.code})`, { cause: error })
+      : error;
+  }
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError) return error;
+  return new StoreUnavailableError('the store cannot be reached', { cause: error });
+}
+
+async function classified<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw classifyStoreError(error);
+  }
+}
+
+/** Routes every failure of the client's calls, and of reading a result, through classifyStoreError. */
+function classifyingErrors(client: ClickHouseClient): ClickHouseClient {
+  const query = client.query.bind(client);
+  const insert = client.insert.bind(client);
+  const exec = client.exec.bind(client);
+  const command = client.command.bind(client);
+  client.query = (async (params: Parameters<typeof query>[0]) => {
+    const result = await classified(() => query(params));
+    const json = result.json.bind(result);
+    const text = result.text.bind(result);
+    result.json = (() => classified(() => json())) as typeof result.json;
+    result.text = () => classified(() => text());
+    return result;
+  }) as typeof client.query;
+  client.insert = ((params: Parameters<typeof insert>[0]) => classified(() => insert(params))) as typeof client.insert;
+  client.exec = (params) => classified(() => exec(params));
+  client.command = (params) => classified(() => command(params));
+  return client;
 }
 
 /**
@@ -75,18 +146,22 @@ export async function insertCompactRows(
   if (text.length === 0) return;
   const connection = chdbConnections.get(client);
   if (connection) {
-    await connection.chdb.rawInsert({
-      table,
-      columns,
-      values: Buffer.from(text),
-      format: 'JSONCompactEachRow',
-    });
+    await classified(() =>
+      connection.chdb.rawInsert({
+        table,
+        columns,
+        values: Buffer.from(text),
+        format: 'JSONCompactEachRow',
+      }),
+    );
     return;
   }
-  const result = await client.exec({
-    query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT JSONCompactEachRow`,
-    values: Readable.from([Buffer.from(text)]),
+  await classified(async () => {
+    const result = await client.exec({
+      query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT JSONCompactEachRow`,
+      values: Readable.from([Buffer.from(text)]),
+    });
+    // The response body is empty; reading it to the end frees the socket for the next request.
+    for await (const _ of result.stream) void _;
   });
-  // The response body is empty; reading it to the end frees the socket for the next request.
-  for await (const _ of result.stream) void _;
 }

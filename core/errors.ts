@@ -70,3 +70,22 @@ export function isRetryable(error: unknown): boolean {
     (typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true)
   );
 }
+
+/** Inward, retryable: the store cannot be reached or is overloaded right now (classified in clickhouse/client.ts). */
+export class StoreUnavailableError extends RetryableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** Inward, fatal: another process holds the embedded store's data dir (chDB opens a data dir in one process). */
+export class StoreBusyError extends Error {
+  constructor(
+    readonly dataPath: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the store in ${dataPath} is open in another process`, options);
+    this.name = 'StoreBusyError';
+  }
+}

@@ -4,36 +4,10 @@ import type Koa from 'koa';
 import { SpotError, isRetryable } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EPIPE',
-  'EAI_AGAIN',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
-const UNREACHABLE_TEXT =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|socket hang up|Timeout error|connect(ion)? (refused|timed out)|fetch failed/i;
-
-/** True for errors that mean the store (or another backend) cannot be reached right now. */
+/** True for errors that mean the store (or another backend) cannot be reached right now: classified
+ * where the driver failed (clickhouse/client.ts), never from message text here. */
 export function isUnavailable(error: unknown): boolean {
-  if (isRetryable(error)) return true;
-  for (
-    let e: unknown = error, depth = 0;
-    e && typeof e === 'object' && depth < 5;
-    e = (e as { cause?: unknown }).cause, depth++
-  ) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
-    const message = (e as { message?: unknown }).message;
-    if (typeof message === 'string' && UNREACHABLE_TEXT.test(message)) return true;
-  }
-  return false;
+  return isRetryable(error);
 }
 
 export const serviceUnavailable = () =>

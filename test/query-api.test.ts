@@ -2,8 +2,8 @@
 // /openapi.json, through real HTTP against the service started in-process.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { createClickHouseClient } from '../clickhouse/client.ts';
 import { createStore } from '../clickhouse/store.ts';
 import { createKeyStore } from '../core/auth/keys.ts';
 import { createRateLimiter } from '../core/auth/rate-limit.ts';
@@ -332,10 +332,9 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
 
   describe('store outage', () => {
     it('answers 503 SERVICE_UNAVAILABLE when the store is unreachable', async () => {
-      const unreachable = createStore(
-        env.ctx,
-        createClient({ url: 'http://127.0.0.1:9', request_timeout: 2000, log: { level: ClickHouseLogLevel.OFF } }),
-      );
+      // Nothing listens on port 9: the client the service builds classifies the refusal as an outage.
+      const unreachableCtx = { ...env.ctx, config: { ...env.ctx.config, clickhouseUrl: 'http://127.0.0.1:9' } };
+      const unreachable = createStore(unreachableCtx, createClickHouseClient(unreachableCtx));
       const { base } = await env.extra({ store: unreachable });
       const r = await call(base, `/v1/tokens/bsc/${cold.address}`, { key: env.key });
       assert.equal(r.status, 503);
