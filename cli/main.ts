@@ -144,7 +144,7 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   }
   // Commands that print results keep stdout for data: logs go to stderr.
-  const logger = createLogger(config.logLevel, process.stderr);
+  const logger = createLogger(config.logLevel, process.stderr, config.logFormat);
   const ctx = createContext(config, logger);
   const handler = await load();
   try {

@@ -2,6 +2,7 @@
 import type { Context } from '../core/context.ts';
 import { createQueryApi } from '../query-api/app.ts';
 import { createStreamEdge } from '../stream-edge/server.ts';
+import { trackStreamStats } from '../stream-edge/ops.ts';
 import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
 import { listenError, probePort } from './errors.ts';
@@ -32,6 +33,7 @@ export async function startApi(runtime: Runtime): Promise<void> {
     log: runtime.log,
     keys: runtime.keys(),
     limiters: runtime.limiters(),
+    ops: runtime.ops(),
   });
   const { host, httpPort } = runtime.ctx.config;
   const { port } = await api.start().catch((error: unknown) => {
@@ -51,11 +53,17 @@ export async function startEdge(runtime: Runtime): Promise<void> {
   await probePort(host, wsPort).catch((error: unknown) => {
     throw listenError('SPOT_WS_PORT', host, wsPort, error);
   });
-  const edge = createStreamEdge(runtime.ctx, { log: runtime.log, keys: runtime.keys(), limiters: runtime.limiters() });
+  const edge = createStreamEdge(runtime.ctx, {
+    log: runtime.log,
+    keys: runtime.keys(),
+    limiters: runtime.limiters(),
+    ops: runtime.ops(),
+  });
   const { port } = await edge.start().catch((error: unknown) => {
     throw new ConfigError('SPOT_WS_PORT', `cannot listen on ${host}:${wsPort}: ${(error as Error).message}`);
   });
   runtime.add({ name: 'stream-edge', stop: () => edge.stop() });
+  trackStreamStats(runtime.ctx.metrics, () => edge.stats());
   runtime.ctx.logger.info({ port }, `WebSocket stream on ws://${runtime.ctx.config.host}:${port}/v1/stream`);
 }
 
@@ -77,7 +85,16 @@ export async function runRole(ctx: Context, start: (runtime: Runtime) => Promise
   return done;
 }
 
-export const ingestCommand = (ctx: Context) => runRole(ctx, (runtime) => startIngest(runtime));
-export const aggregateCommand = (ctx: Context) => runRole(ctx, (runtime) => startAggregator(runtime));
+// Roles without a REST port serve /metrics, /healthz and /readyz on SPOT_METRICS_PORT when set.
+export const ingestCommand = (ctx: Context) =>
+  runRole(ctx, async (runtime) => {
+    await runtime.serveMetricsPort();
+    await startIngest(runtime);
+  });
+export const aggregateCommand = (ctx: Context) =>
+  runRole(ctx, async (runtime) => {
+    await runtime.serveMetricsPort();
+    await startAggregator(runtime);
+  });
 export const apiCommand = (ctx: Context) => runRole(ctx, (runtime) => startApi(runtime));
 export const edgeCommand = (ctx: Context) => runRole(ctx, (runtime) => startEdge(runtime));

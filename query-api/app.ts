@@ -21,6 +21,7 @@ import { creditsExhausted, rateLimited, sendError, serviceUnavailable, toSpotErr
 import { createFastLane } from './fast-lane.ts';
 import { createHotViews, type HotViews } from './hot-views.ts';
 import { buildOpenApi } from './openapi.ts';
+import { createHttpOps, OPS_PATHS, type Ops } from './ops-routes.ts';
 import { createRoutes, CREDIT_COST } from './routes.ts';
 
 export interface QueryApiOptions {
@@ -36,6 +37,8 @@ export interface QueryApiOptions {
   bodyLimitBytes?: number;
   /** Request budgets shared with the stream edge's handshakes when both run in one process. */
   limiters?: { key: RateLimiter; ip: RateLimiter };
+  /** /metrics, /healthz, /readyz answered before any key or budget check; every request is timed. */
+  ops?: Ops;
 }
 
 export interface QueryApi {
@@ -179,6 +182,13 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     }
   });
 
+  /** The matched route pattern (a bounded label set for the duration histogram). */
+  const routeLabel = (method: string, path: string): string => {
+    const pattern = router.match(path, method).pathAndMethod.find((layer) => layer.methods.length > 0)?.path;
+    if (typeof pattern === 'string') return pattern;
+    return path === '/openapi.json' || OPS_PATHS.includes(path as never) ? path : 'other';
+  };
+
   let server: http.Server | null = null;
 
   return {
@@ -188,8 +198,9 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
       if (ownViews) await views.start();
       const koaHandler = app.callback();
       const fastLane = createFastLane({ views, keys: options.keys, keyLimiter, ipLimiter, now });
+      const front = options.ops ? createHttpOps(ctx, options.ops, routeLabel) : () => false;
       server = http.createServer((req, res) => {
-        if (!fastLane(req, res)) void koaHandler(req, res);
+        if (!front(req, res) && !fastLane(req, res)) void koaHandler(req, res);
       });
       server.keepAliveTimeout = 65_000;
       await new Promise<void>((resolve, reject) => {

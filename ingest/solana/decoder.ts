@@ -38,6 +38,9 @@ const HANDLERS = new Map<string, Handler>([
   [PROGRAMS.meteoraDbc, decodeMeteoraDbcEvent],
 ]);
 
+/** Program id → name, the protocol label of decode errors. */
+const PROGRAM_NAMES = new Map(Object.entries(PROGRAMS).map(([name, id]) => [id as string, name]));
+
 /** Program ids the decoder reads events from (a source can filter transactions on them). */
 export const DECODED_PROGRAMS: readonly string[] = [...HANDLERS.keys()];
 
@@ -56,6 +59,7 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
         } catch (error) {
           // One malformed event must not hide the others of the transaction.
           deps.metrics?.inc('solana_decode_errors');
+          deps.metrics?.families.decodeErrors.inc({ chain: 'solana', protocol: PROGRAM_NAMES.get(event.programId) });
           logger?.warn(
             { signature: tx.transaction.signatures[0], program: event.programId, err: (error as Error).message },
             'undecodable solana event',
