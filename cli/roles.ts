@@ -18,6 +18,7 @@ export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
     throw listenError('SPOT_SQL_PORT', host, sqlPort, error);
   });
   runtime.add({ name: 'sql-endpoint', stop: () => endpoint.stop() });
+  runtime.endpoints.sql = `http://${host}:${port}`;
   runtime.ctx.logger.info(
     { port },
     `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`,
@@ -40,6 +41,7 @@ export async function startApi(runtime: Runtime): Promise<void> {
     throw listenError('SPOT_HTTP_PORT', host, httpPort, error);
   });
   runtime.add({ name: 'query-api', stop: () => api.stop() });
+  runtime.endpoints.rest = `http://${host}:${port}`;
   runtime.ctx.logger.info(
     { port },
     `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`,
@@ -63,6 +65,7 @@ export async function startEdge(runtime: Runtime): Promise<void> {
     throw new ConfigError('SPOT_WS_PORT', `cannot listen on ${host}:${wsPort}: ${(error as Error).message}`);
   });
   runtime.add({ name: 'stream-edge', stop: () => edge.stop() });
+  runtime.endpoints.stream = `ws://${host}:${port}/v1/stream`;
   trackStreamStats(runtime.ctx.metrics, () => edge.stats());
   runtime.ctx.logger.info({ port }, `WebSocket stream on ws://${runtime.ctx.config.host}:${port}/v1/stream`);
 }

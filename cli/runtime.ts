@@ -24,8 +24,18 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
+/** Base URLs of what this process serves, filled as the roles start (the start-up banner). */
+export interface Endpoints {
+  rest?: string;
+  stream?: string;
+  sql?: string;
+  /** One-time link that opens a console session in a browser. */
+  console?: string;
+}
+
 export interface Runtime {
   ctx: Context;
+  endpoints: Endpoints;
   log: EventLog;
   /** Parts in start order; stop() runs them in reverse. */
   parts: Stoppable[];
@@ -54,6 +64,7 @@ export async function createRuntime(ctx: Context): Promise<Runtime> {
 
   const runtime: Runtime = {
     ctx,
+    endpoints: {},
     log,
     parts,
     add(part) {

@@ -1,7 +1,7 @@
 // Structured logs through pino; on a terminal pino-pretty renders them for people (SPOT_LOG_FORMAT). API keys never reach a log line: the redact list covers the
 // places a key could sit, and callers log key ids (hash prefixes), never keys.
 import { pino, type Logger, type DestinationStream } from 'pino';
-import pretty from 'pino-pretty';
+import { prettyFactory } from 'pino-pretty';
 
 export type { Logger };
 
@@ -17,17 +17,25 @@ export function usesPrettyLogs(format: LogFormat, destination: NodeJS.WritableSt
   return (destination as NodeJS.WriteStream).isTTY === true;
 }
 
+/**
+ * Formats each line synchronously (nothing is lost at exit). On a terminal a line first clears
+ * the current one, where a start-up progress bar may be drawn (cli/progress.ts).
+ */
+function prettyStream(target: NodeJS.WritableStream): { write(line: string): void } {
+  const tty = (target as NodeJS.WriteStream).isTTY === true;
+  const format = prettyFactory({
+    colorize: tty,
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service',
+  });
+  const clear = tty ? '\r\x1b[K' : '';
+  return { write: (line) => target.write(clear + format(line)) };
+}
+
 export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream, format: LogFormat = 'json'): Logger {
   const target = destination ?? process.stdout;
-  const stream = usesPrettyLogs(format, target)
-    ? pretty({
-        destination: target,
-        sync: true,
-        colorize: (target as NodeJS.WriteStream).isTTY === true,
-        translateTime: 'SYS:HH:MM:ss.l',
-        ignore: 'pid,hostname,service',
-      })
-    : destination;
+  const stream = usesPrettyLogs(format, target) ? prettyStream(target) : destination;
   return pino(
     {
       level,

@@ -110,6 +110,24 @@ describe('operations: spot up serves metrics and health', function () {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('logs a start-up line with the URLs and the data dir (JSON logs: no banner block, no console link)', async () => {
+    const line = await waitFor(
+      async () =>
+        proc
+          .output()
+          .split('\n')
+          .find((text) => text.includes('"msg":"spot is up"')),
+      30_000,
+      'the start-up line',
+    );
+    const fields = JSON.parse(line) as Record<string, string>;
+    assert.equal(fields.rest, http);
+    assert.equal(fields.stream, `ws://${wsBase}/v1/stream`);
+    assert.match(fields.sql!, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(fields.dataDir, dataDir);
+    assert.equal(fields.console, undefined);
+  });
+
   it('answers /healthz and /readyz on both ports without a key and without spending the request budget', async () => {
     const before = Number((await discovery(http)).headers.get('x-ratelimit-remaining'));
     for (const base of [http, `http://${wsBase}`]) {
@@ -323,7 +341,7 @@ describe('operations: log format', () => {
     const pretty = capture('auto', true);
     assert.throws(() => JSON.parse(pretty.trim()));
     assert.match(pretty, /INFO.*REST API listening/);
-    assert.match(capture('pretty', false), /INFO.*REST API listening\n\s+port: 8080/);
+    assert.match(capture('pretty', false), /INFO.*REST API listening \{"port":8080,"apiKey":"\[redacted\]"\}\n$/);
     assert.equal(JSON.parse(capture('json', true).trim()).port, 8080);
     for (const format of ['auto', 'pretty', 'json'] as const)
       assert.doesNotMatch(capture(format, format !== 'json'), /secret-key-value/);
