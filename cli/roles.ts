@@ -3,6 +3,9 @@ import type { Context } from '../core/context.ts';
 import { createQueryApi } from '../query-api/app.ts';
 import { createStreamEdge } from '../stream-edge/server.ts';
 import { trackStreamStats } from '../stream-edge/ops.ts';
+import { createConsole } from '../query-api/console/console.ts';
+import { consoleSecret, createConsoleSessions } from '../query-api/console/sessions.ts';
+import { consoleHost } from './console.ts';
 import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
 import { listenError, probePort } from './errors.ts';
@@ -29,12 +32,17 @@ export { startAggregator } from './aggregate-role.ts';
 
 export async function startApi(runtime: Runtime): Promise<void> {
   const { store } = await runtime.store();
+  const { config } = runtime.ctx;
+  const sessions = config.console === 'off' ? null : createConsoleSessions(consoleSecret(config.dataDir));
   const api = createQueryApi(runtime.ctx, {
     store,
     log: runtime.log,
     keys: runtime.keys(),
     limiters: runtime.limiters(),
     ops: runtime.ops(),
+    ...(sessions && {
+      console: createConsole({ sessions, ipLimiter: runtime.limiters().ip, mode: config.console, now: Date.now }),
+    }),
   });
   const { host, httpPort } = runtime.ctx.config;
   const { port } = await api.start().catch((error: unknown) => {
@@ -42,6 +50,8 @@ export async function startApi(runtime: Runtime): Promise<void> {
   });
   runtime.add({ name: 'query-api', stop: () => api.stop() });
   runtime.endpoints.rest = `http://${host}:${port}`;
+  if (sessions)
+    runtime.endpoints.console = `http://${consoleHost(host)}:${port}/console/open?token=${sessions.mintToken()}`;
   runtime.ctx.logger.info(
     { port },
     `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`,

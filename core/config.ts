@@ -39,7 +39,12 @@ export interface Config {
   readyMaxLag: number;
   /** pretty (pino-pretty), json, or auto: pretty when stdout is a terminal. */
   logFormat: LogFormat;
+  /** The live console at / on the REST port: loopback clients only, open to any client, or off. */
+  console: ConsoleMode;
 }
+
+export const CONSOLE_MODES = ['loopback', 'open', 'off'] as const;
+export type ConsoleMode = (typeof CONSOLE_MODES)[number];
 
 export class ConfigError extends Error {
   constructor(
@@ -101,6 +106,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_FORMATS.includes(logFormat))
     throw new ConfigError('SPOT_LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}, got "${env.SPOT_LOG_FORMAT}"`);
 
+  const consoleMode = (env.SPOT_CONSOLE || 'loopback') as ConsoleMode;
+  if (!CONSOLE_MODES.includes(consoleMode))
+    throw new ConfigError('SPOT_CONSOLE', `must be one of ${CONSOLE_MODES.join(', ')}, got "${env.SPOT_CONSOLE}"`);
+
   let kafkaBrokers: string[] | null = null;
   if (env.SPOT_KAFKA_BROKERS) {
     kafkaBrokers = env.SPOT_KAFKA_BROKERS.split(',')
@@ -160,5 +169,6 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: env.SPOT_METRICS_PORT ? port(env, 'SPOT_METRICS_PORT', 0) : null,
     readyMaxLag: number(env, 'SPOT_READY_MAX_LAG', 10_000, 0),
     logFormat,
+    console: consoleMode,
   };
 }

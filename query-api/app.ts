@@ -22,6 +22,7 @@ import { createFastLane } from './fast-lane.ts';
 import { createHotViews, type HotViews } from './hot-views.ts';
 import { buildOpenApi } from './openapi.ts';
 import { createHttpOps, OPS_PATHS, type Ops } from './ops-routes.ts';
+import { CONSOLE_API, type ConsoleHandler } from './console/console.ts';
 import { createRoutes, CREDIT_COST } from './routes.ts';
 
 export interface QueryApiOptions {
@@ -39,6 +40,8 @@ export interface QueryApiOptions {
   limiters?: { key: RateLimiter; ip: RateLimiter };
   /** /metrics, /healthz, /readyz answered before any key or budget check; every request is timed. */
   ops?: Ops;
+  /** The live console at / (query-api/console). */
+  console?: ConsoleHandler;
 }
 
 export interface QueryApi {
@@ -169,6 +172,7 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     koa.state.requestId = requestId;
     koa.set('X-Request-ID', requestId);
     try {
+      if (options.console && (await options.console(koa, dispatch))) return;
       if (koa.path === '/openapi.json') {
         if (koa.method !== 'GET' && koa.method !== 'HEAD') return methodNotAllowed(koa, ['GET', 'HEAD']);
         koa.type = 'application/json';
@@ -184,6 +188,7 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
 
   /** The matched route pattern (a bounded label set for the duration histogram). */
   const routeLabel = (method: string, path: string): string => {
+    if (path.startsWith(`${CONSOLE_API}/`)) return `/console/api${routeLabel(method, path.slice(CONSOLE_API.length))}`;
     const pattern = router.match(path, method).pathAndMethod.find((layer) => layer.methods.length > 0)?.path;
     if (typeof pattern === 'string') return pattern;
     return path === '/openapi.json' || OPS_PATHS.includes(path as never) ? path : 'other';
