@@ -8,6 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import {
+  createConsoleSessions,
+  LINK_TTL_MS,
+  MAX_SESSIONS,
+  mintConsoleToken,
+  SESSION_TTL_MS,
+} from '../query-api/console/sessions.ts';
 import { freePort, waitFor } from './helpers/ports.ts';
 
 const KEY = 'console-test-key-0001';
@@ -230,5 +237,36 @@ describe('console in headless chromium', function () {
     const response = await fetch(link, { redirect: 'manual' });
     assert.equal(response.status, 303);
     assert.match(response.headers.get('set-cookie') ?? '', /^spot_console=[\w-]+; Path=\/; HttpOnly; SameSite=Strict/);
+  });
+});
+
+describe('console sessions', () => {
+  const secret = Buffer.alloc(32, 7);
+
+  it('opens one session per link, refuses forged, reused and expired links', () => {
+    let clock = 1_000_000;
+    const sessions = createConsoleSessions(secret, () => clock);
+    const token = sessions.mintToken();
+    const [expires, nonce, signature] = token.split('.');
+    assert.equal(sessions.redeem(`${expires}.${nonce}.${signature!.slice(1)}x`), null, 'forged signature');
+    assert.equal(sessions.redeem(`${Number(expires) + 1}.${nonce}.${signature}`), null, 'moved expiry');
+    assert.equal(sessions.redeem(mintConsoleToken(Buffer.alloc(32, 8), clock)), null, 'another secret');
+    const id = sessions.redeem(token);
+    assert.ok(id !== null && sessions.valid(id));
+    assert.equal(sessions.redeem(token), null, 'one use');
+    assert.equal(sessions.valid(undefined), false);
+    assert.equal(sessions.valid('not-a-session'), false);
+    const late = sessions.mintToken();
+    clock += LINK_TTL_MS + 1;
+    assert.equal(sessions.redeem(late), null, 'expired link');
+    clock += SESSION_TTL_MS;
+    assert.equal(sessions.valid(id), false, 'expired session');
+  });
+
+  it('holds at most MAX_SESSIONS sessions, dropping the oldest', () => {
+    const sessions = createConsoleSessions(secret);
+    const ids = Array.from({ length: MAX_SESSIONS + 1 }, () => sessions.redeem(sessions.mintToken())!);
+    assert.equal(sessions.valid(ids[0]), false);
+    assert.ok(ids.slice(1).every((id) => sessions.valid(id)));
   });
 });
