@@ -39,7 +39,7 @@ interface Token {
 }
 
 describe('console in headless chromium', function () {
-  this.timeout(180_000);
+  this.timeout(240_000);
   let child: ChildProcess;
   let output = '';
   let dataDir: string;
@@ -95,7 +95,7 @@ describe('console in headless chromium', function () {
     });
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
-    await waitFor(async () => (/Console\s+http/.test(output) ? true : undefined), 90_000, 'the banner').catch(
+    await waitFor(async () => (/Console\s+http/.test(output) ? true : undefined), 150_000, 'the banner').catch(
       (error) => {
         throw new Error(`${error.message}\n--- service output ---\n${output.slice(-4000)}`);
       },
