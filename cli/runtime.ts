@@ -25,7 +25,7 @@ export interface Stoppable {
 }
 
 /** Base URLs of what this process serves, filled as the roles start (the start-up banner). */
-export interface Endpoints {
+interface Endpoints {
   rest?: string;
   stream?: string;
   sql?: string;

@@ -43,7 +43,7 @@ export interface Config {
   console: ConsoleMode;
 }
 
-export const CONSOLE_MODES = ['loopback', 'open', 'off'] as const;
+const CONSOLE_MODES = ['loopback', 'open', 'off'] as const;
 export type ConsoleMode = (typeof CONSOLE_MODES)[number];
 
 export class ConfigError extends Error {

@@ -102,7 +102,7 @@ function families(registry: Registry) {
   };
 }
 
-export type MetricFamilies = ReturnType<typeof families>;
+type MetricFamilies = ReturnType<typeof families>;
 
 export interface Metrics {
   inc(name: string, by?: number): void;

@@ -11,7 +11,7 @@ export const OPS_PATHS = ['/metrics', '/healthz', '/readyz'] as const;
 /** How long /readyz waits for the store's ping. */
 const STORE_PING_TIMEOUT_MS = 2000;
 
-export interface OpsResponse {
+interface OpsResponse {
   status: number;
   contentType: string;
   body: string;
