@@ -203,7 +203,7 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
       if (ownViews) await views.start();
       const koaHandler = app.callback();
       const fastLane = createFastLane({ views, keys: options.keys, keyLimiter, ipLimiter, now });
-      const front = options.ops ? createHttpOps(ctx, options.ops, routeLabel) : () => false;
+      const front = createHttpOps(ctx, options.ops ?? null, routeLabel);
       server = http.createServer((req, res) => {
         if (!front(req, res) && !fastLane(req, res)) void koaHandler(req, res);
       });

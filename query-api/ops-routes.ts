@@ -123,12 +123,13 @@ function write(req: http.IncomingMessage, res: http.ServerResponse, answer: OpsR
 }
 
 /**
- * The front of a node HTTP server: answers ops paths and times every request into the duration
- * histogram (route pattern from `routeOf`, so the label set stays bounded). True when answered.
+ * The front of a node HTTP server: times every request into the duration histogram (route pattern
+ * from `routeOf`, so the label set stays bounded) and answers ops paths (when `ops` is given).
+ * True when answered.
  */
 export function createHttpOps(
   ctx: Context,
-  ops: Ops,
+  ops: Ops | null,
   routeOf: (method: string, path: string) => string,
 ): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   const histogram = ctx.metrics.families.httpSeconds;
@@ -140,7 +141,7 @@ export function createHttpOps(
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       histogram.observe({ route: routeOf(method, path), method, status: String(res.statusCode) }, seconds);
     });
-    const pending = ops.handle(method, path);
+    const pending = ops?.handle(method, path);
     if (!pending) return false;
     void pending.then((answer) => write(req, res, answer));
     return true;
