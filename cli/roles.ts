@@ -6,6 +6,7 @@ import { trackStreamStats } from '../stream-edge/ops.ts';
 import { createConsole } from '../query-api/console/console.ts';
 import { consoleSecret, createConsoleSessions } from '../query-api/console/sessions.ts';
 import { consoleHost } from './console.ts';
+import { watchStartup } from './progress.ts';
 import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
 import { listenError, probePort } from './errors.ts';
@@ -108,6 +109,7 @@ export const aggregateCommand = (ctx: Context) =>
   runRole(ctx, async (runtime) => {
     await runtime.serveMetricsPort();
     await startAggregator(runtime);
+    watchStartup(runtime);
   });
 export const apiCommand = (ctx: Context) => runRole(ctx, (runtime) => startApi(runtime));
 export const edgeCommand = (ctx: Context) => runRole(ctx, (runtime) => startEdge(runtime));

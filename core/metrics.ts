@@ -89,12 +89,13 @@ function families(registry: Registry) {
       help: 'Subscriptions held by open stream connections',
       registers,
     }),
-    streamFramesSent: new Gauge({
+    // Counters the edge keeps itself; copied on each scrape (stream-edge/ops.ts).
+    streamFramesSent: new Counter({
       name: 'spot_stream_frames_sent_total',
-      help: 'Frames handed to stream sockets since start (a counter read from the edge)',
+      help: 'Frames handed to stream sockets since start',
       registers,
     }),
-    streamBackpressureCloses: new Gauge({
+    streamBackpressureCloses: new Counter({
       name: 'spot_stream_backpressure_closes_total',
       help: 'Stream connections closed with 4008 (too many unsent frames) since start',
       registers,

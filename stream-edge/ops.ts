@@ -32,7 +32,9 @@ export function trackStreamStats(metrics: Metrics, stats: () => StreamEdgeStats)
     const s = stats();
     families.streamConnections.set(s.connections);
     families.streamSubscriptions.set(s.subscriptions);
-    families.streamFramesSent.set(s.framesSent);
-    families.streamBackpressureCloses.set(s.backpressureCloses);
+    families.streamFramesSent.reset();
+    families.streamFramesSent.inc(s.framesSent);
+    families.streamBackpressureCloses.reset();
+    families.streamBackpressureCloses.inc(s.backpressureCloses);
   });
 }

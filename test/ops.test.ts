@@ -204,6 +204,7 @@ describe('operations: spot up serves metrics and health', function () {
       // The same registry on the stream port.
       const onStreamPort = await (await fetch(`http://${wsBase}/metrics`)).text();
       assert.match(onStreamPort, /^# TYPE spot_stream_connections gauge$/m);
+      assert.match(text, /^# TYPE spot_stream_frames_sent_total counter$/m);
     } finally {
       socket.close();
     }
