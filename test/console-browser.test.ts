@@ -5,9 +5,16 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import Koa from 'koa';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { createRateLimiter } from '../core/auth/rate-limit.ts';
+import { notFound, type SpotError } from '../core/errors.ts';
+import { createConsole } from '../query-api/console/console.ts';
+import { sendError } from '../query-api/errors.ts';
 import {
   createConsoleSessions,
   LINK_TTL_MS,
@@ -268,5 +275,60 @@ describe('console sessions', () => {
     const ids = Array.from({ length: MAX_SESSIONS + 1 }, () => sessions.redeem(sessions.mintToken())!);
     assert.equal(sessions.valid(ids[0]), false);
     assert.ok(ids.slice(1).every((id) => sessions.valid(id)));
+  });
+});
+
+describe('console access modes (SPOT_CONSOLE)', () => {
+  /** The console handler in a Koa app as app.ts mounts it; `proxy` lets a test pose as a remote client. */
+  async function serve(mode: 'loopback' | 'open' | 'off') {
+    const sessions = createConsoleSessions(Buffer.alloc(32, 9));
+    const ipLimiter = createRateLimiter({ perMinute: 1000 });
+    const handler = createConsole({ sessions, ipLimiter, mode, now: Date.now });
+    const app = new Koa();
+    app.proxy = true;
+    app.use(async (koa) => {
+      try {
+        if (await handler(koa, async () => {})) return;
+        throw notFound();
+      } catch (error) {
+        sendError(koa, error as SpotError);
+      }
+    });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      base,
+      get: (route: string, remote = false) =>
+        fetch(`${base}${route}`, { headers: remote ? { 'X-Forwarded-For': '203.0.113.7' } : {} }),
+      close: () => {
+        ipLimiter.stop();
+        return new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  it('loopback serves loopback clients only; open serves anyone; off serves nothing', async () => {
+    const loopback = await serve('loopback');
+    const open = await serve('open');
+    const off = await serve('off');
+    try {
+      const page = await loopback.get('/');
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+      assert.match(await page.text(), /<script src="\/console\/lightweight-charts.js">/);
+      const charts = await loopback.get('/console/lightweight-charts.js');
+      assert.equal(charts.status, 200);
+      assert.match(await charts.text(), /LightweightCharts/);
+      const remote = await loopback.get('/', true);
+      assert.equal(remote.status, 404);
+      assert.equal(((await remote.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');
+      assert.equal((await open.get('/', true)).status, 200);
+      assert.equal((await open.get('/console/api/v1/discovery', true)).status, 401);
+      assert.equal((await off.get('/')).status, 404);
+      assert.equal((await loopback.get('/console/nothing-here')).status, 404);
+    } finally {
+      await Promise.all([loopback.close(), open.close(), off.close()]);
+    }
   });
 });
