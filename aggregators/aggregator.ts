@@ -213,6 +213,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   async function flush(force = false): Promise<void> {
     cancelScheduledFlush();
     if (pendingCount === 0 && !force) return;
+    const endTimer = ctx.metrics.families.aggregatorBatchSeconds.startTimer();
     const out = pending;
     const count = pendingCount;
     pending = newBatchOutput();
@@ -247,6 +248,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
     else scheduleViews();
     ctx.metrics.set('aggregator.processed', state.processed);
+    ctx.metrics.families.aggregatorMessages.inc(count);
+    ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
+    endTimer();
     if (snapshotDue) {
       await sinks.drain();
       await snapshot();

@@ -18,6 +18,7 @@ Commands:
   migrate                apply the ClickHouse migrations
   decode [--chain C] [FILE|-]  decode a Solana getTransaction result or an EVM receipt to JSON lines
   bench [scenario…]      run the benchmarks and write bench/results
+  console                print a one-time link that opens the live console in a browser
 
 Configuration comes from SPOT_* environment variables; see docs/configuration.md.`;
 
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   migrate: async () => (await import('./sql.ts')).migrateCommand,
   decode: async () => (await import('./decode.ts')).decodeCommand,
   bench: async () => (await import('../bench/run.ts')).benchCommand,
+  console: async () => (await import('./console.ts')).consoleCommand,
 };
 
 /** One usage line per command, printed by `spot <command> --help` (and on a usage error). */
@@ -53,10 +55,11 @@ const COMMAND_USAGE: Record<string, string> = {
   decode:
     'spot decode [--chain C] [FILE|-]  a Solana getTransaction result, or an EVM receipt with --chain base|bsc|robinhood|arc, to JSON lines',
   bench: 'spot bench [scenario...]      run the benchmarks and write bench/results',
+  console: 'spot console                  a one-time link (15 min) that opens the live console at / on SPOT_HTTP_PORT',
 };
 
 /** Commands that take no arguments besides the configuration flags (an unknown flag must not start a service). */
-const NO_ARGUMENTS = new Set(['up', 'ingest', 'aggregate', 'api', 'edge', 'replay', 'migrate']);
+const NO_ARGUMENTS = new Set(['up', 'ingest', 'aggregate', 'api', 'edge', 'replay', 'migrate', 'console']);
 
 /** `--help`/`-h` after a command asks for its usage (for `sql`, only as the sole argument: the rest is a query). */
 function asksForHelp(command: string, args: string[]): boolean {
@@ -144,7 +147,7 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   }
   // Commands that print results keep stdout for data: logs go to stderr.
-  const logger = createLogger(config.logLevel, process.stderr);
+  const logger = createLogger(config.logLevel, process.stderr, config.logFormat);
   const ctx = createContext(config, logger);
   const handler = await load();
   try {

@@ -2,6 +2,11 @@
 import type { Context } from '../core/context.ts';
 import { createQueryApi } from '../query-api/app.ts';
 import { createStreamEdge } from '../stream-edge/server.ts';
+import { trackStreamStats } from '../stream-edge/ops.ts';
+import { createConsole } from '../query-api/console/console.ts';
+import { consoleSecret, createConsoleSessions } from '../query-api/console/sessions.ts';
+import { consoleHost } from './console.ts';
+import { watchStartup } from './progress.ts';
 import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
 import { listenError, probePort } from './errors.ts';
@@ -17,6 +22,7 @@ export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
     throw listenError('SPOT_SQL_PORT', host, sqlPort, error);
   });
   runtime.add({ name: 'sql-endpoint', stop: () => endpoint.stop() });
+  runtime.endpoints.sql = `http://${host}:${port}`;
   runtime.ctx.logger.info(
     { port },
     `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`,
@@ -27,17 +33,26 @@ export { startAggregator } from './aggregate-role.ts';
 
 export async function startApi(runtime: Runtime): Promise<void> {
   const { store } = await runtime.store();
+  const { config } = runtime.ctx;
+  const sessions = config.console === 'off' ? null : createConsoleSessions(consoleSecret(config.dataDir));
   const api = createQueryApi(runtime.ctx, {
     store,
     log: runtime.log,
     keys: runtime.keys(),
     limiters: runtime.limiters(),
+    ops: runtime.ops(),
+    ...(sessions && {
+      console: createConsole({ sessions, ipLimiter: runtime.limiters().ip, mode: config.console, now: Date.now }),
+    }),
   });
   const { host, httpPort } = runtime.ctx.config;
   const { port } = await api.start().catch((error: unknown) => {
     throw listenError('SPOT_HTTP_PORT', host, httpPort, error);
   });
   runtime.add({ name: 'query-api', stop: () => api.stop() });
+  runtime.endpoints.rest = `http://${host}:${port}`;
+  if (sessions)
+    runtime.endpoints.console = `http://${consoleHost(host)}:${port}/console/open?token=${sessions.mintToken()}`;
   runtime.ctx.logger.info(
     { port },
     `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`,
@@ -51,11 +66,18 @@ export async function startEdge(runtime: Runtime): Promise<void> {
   await probePort(host, wsPort).catch((error: unknown) => {
     throw listenError('SPOT_WS_PORT', host, wsPort, error);
   });
-  const edge = createStreamEdge(runtime.ctx, { log: runtime.log, keys: runtime.keys(), limiters: runtime.limiters() });
+  const edge = createStreamEdge(runtime.ctx, {
+    log: runtime.log,
+    keys: runtime.keys(),
+    limiters: runtime.limiters(),
+    ops: runtime.ops(),
+  });
   const { port } = await edge.start().catch((error: unknown) => {
     throw new ConfigError('SPOT_WS_PORT', `cannot listen on ${host}:${wsPort}: ${(error as Error).message}`);
   });
   runtime.add({ name: 'stream-edge', stop: () => edge.stop() });
+  runtime.endpoints.stream = `ws://${host}:${port}/v1/stream`;
+  trackStreamStats(runtime.ctx.metrics, () => edge.stats());
   runtime.ctx.logger.info({ port }, `WebSocket stream on ws://${runtime.ctx.config.host}:${port}/v1/stream`);
 }
 
@@ -77,7 +99,17 @@ export async function runRole(ctx: Context, start: (runtime: Runtime) => Promise
   return done;
 }
 
-export const ingestCommand = (ctx: Context) => runRole(ctx, (runtime) => startIngest(runtime));
-export const aggregateCommand = (ctx: Context) => runRole(ctx, (runtime) => startAggregator(runtime));
+// Roles without a REST port serve /metrics, /healthz and /readyz on SPOT_METRICS_PORT when set.
+export const ingestCommand = (ctx: Context) =>
+  runRole(ctx, async (runtime) => {
+    await runtime.serveMetricsPort();
+    await startIngest(runtime);
+  });
+export const aggregateCommand = (ctx: Context) =>
+  runRole(ctx, async (runtime) => {
+    await runtime.serveMetricsPort();
+    await startAggregator(runtime);
+    watchStartup(runtime);
+  });
 export const apiCommand = (ctx: Context) => runRole(ctx, (runtime) => startApi(runtime));
 export const edgeCommand = (ctx: Context) => runRole(ctx, (runtime) => startEdge(runtime));

@@ -17,14 +17,25 @@ import { createClickHouseClient, type ClickHouseClient } from '../clickhouse/cli
 import { migrate } from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
+import { createOps, serveOps, type Ops } from '../query-api/ops-routes.ts';
 
 export interface Stoppable {
   name: string;
   stop(): Promise<void>;
 }
 
+/** Base URLs of what this process serves, filled as the roles start (the start-up banner). */
+interface Endpoints {
+  rest?: string;
+  stream?: string;
+  sql?: string;
+  /** One-time link that opens a console session in a browser. */
+  console?: string;
+}
+
 export interface Runtime {
   ctx: Context;
+  endpoints: Endpoints;
   log: EventLog;
   /** Parts in start order; stop() runs them in reverse. */
   parts: Stoppable[];
@@ -33,6 +44,10 @@ export interface Runtime {
   keys(): KeyStore;
   /** One request budget per key and per IP, shared by the REST API and the stream handshakes. */
   limiters(): { key: RateLimiter; ip: RateLimiter };
+  /** /metrics, /healthz, /readyz of this process (served on the REST and stream ports, or SPOT_METRICS_PORT). */
+  ops(): Ops;
+  /** Serves the ops endpoints on SPOT_METRICS_PORT when set (roles without a REST port). */
+  serveMetricsPort(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -44,10 +59,12 @@ export async function createRuntime(ctx: Context): Promise<Runtime> {
   let storeParts: { client: ClickHouseClient; store: SpotStore } | null = null;
   let keyStore: KeyStore | null = null;
   let limiters: { key: RateLimiter; ip: RateLimiter } | null = null;
+  let ops: Ops | null = null;
   let stopping: Promise<void> | null = null;
 
   const runtime: Runtime = {
     ctx,
+    endpoints: {},
     log,
     parts,
     add(part) {
@@ -75,6 +92,16 @@ export async function createRuntime(ctx: Context): Promise<Runtime> {
         ip: createRateLimiter({ perMinute: IP_BUDGET_PER_MINUTE }),
       };
       return limiters;
+    },
+    ops() {
+      ops ??= createOps(ctx, { log, store: () => storeParts?.store ?? null });
+      return ops;
+    },
+    async serveMetricsPort() {
+      if (ctx.config.metricsPort === null) return;
+      const served = await serveOps(ctx, runtime.ops(), ctx.config.metricsPort);
+      parts.push({ name: 'metrics-port', stop: () => served.stop() });
+      ctx.logger.info({ port: served.port }, `metrics on http://${ctx.config.host}:${served.port}/metrics`);
     },
     stop() {
       stopping ??= (async () => {

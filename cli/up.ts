@@ -2,6 +2,8 @@
 import type { Context } from '../core/context.ts';
 import { runRole, startAggregator, startApi, startEdge, startSqlEndpoint } from './roles.ts';
 import { startIngest } from './ingest-role.ts';
+import { printBanner } from './banner.ts';
+import { watchStartup } from './progress.ts';
 
 export function upCommand(ctx: Context): Promise<number> {
   return runRole(ctx, async (runtime) => {
@@ -14,6 +16,7 @@ export function upCommand(ctx: Context): Promise<number> {
     if (ctx.config.apiKeys.length === 0) {
       ctx.logger.warn('no API key registered: create one with `spot keys create` or start with SPOT_API_KEYS=<key>');
     }
-    ctx.logger.info({ dataDir: ctx.config.dataDir }, 'spot is up');
+    printBanner(runtime);
+    watchStartup(runtime);
   });
 }

@@ -46,8 +46,11 @@ export function createStore(ctx: Context, client: ClickHouseClient): SpotStore {
     rows: readonly Row[],
     count = rows.length,
   ): Promise<void> {
+    const endTimer = ctx.metrics.families.storeWriteSeconds.startTimer({ table });
     await insertRows(client, table, format, rows);
+    endTimer();
     if (count > 0) ctx.metrics.inc(`clickhouse.rows.${table}`, count);
+    ctx.metrics.families.storeRows.inc({ table }, count);
   }
 
   return {

@@ -2,7 +2,7 @@
 // A bad value stops start-up with a message naming the variable.
 import path from 'node:path';
 import { CHAINS, type Chain } from './chains.ts';
-import { LOG_LEVELS, type LogLevel } from './logger.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
 
 export interface Config {
   dataDir: string;
@@ -33,7 +33,18 @@ export interface Config {
   /** Longest wall time between aggregator snapshots, ms (on Kafka also the cadence of handover progress). */
   aggregateSnapshotMs: number;
   /** Messages of slack when an aggregator decides outputs are already durable at a handover. */
+  /** Port of /metrics, /healthz, /readyz for roles without a REST port (ingest, aggregate); null: none. */
+  metricsPort: number | null;
+  /** /readyz answers 503 while a consumer group of the process is more than this many messages behind. */
+  readyMaxLag: number;
+  /** pretty (pino-pretty), json, or auto: pretty when stdout is a terminal. */
+  logFormat: LogFormat;
+  /** The live console at / on the REST port: loopback clients only, open to any client, or off. */
+  console: ConsoleMode;
 }
+
+const CONSOLE_MODES = ['loopback', 'open', 'off'] as const;
+export type ConsoleMode = (typeof CONSOLE_MODES)[number];
 
 export class ConfigError extends Error {
   constructor(
@@ -91,6 +102,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError('SPOT_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.SPOT_LOG_LEVEL}"`);
 
+  const logFormat = (env.SPOT_LOG_FORMAT || 'auto') as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat))
+    throw new ConfigError('SPOT_LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}, got "${env.SPOT_LOG_FORMAT}"`);
+
+  const consoleMode = (env.SPOT_CONSOLE || 'loopback') as ConsoleMode;
+  if (!CONSOLE_MODES.includes(consoleMode))
+    throw new ConfigError('SPOT_CONSOLE', `must be one of ${CONSOLE_MODES.join(', ')}, got "${env.SPOT_CONSOLE}"`);
+
   let kafkaBrokers: string[] | null = null;
   if (env.SPOT_KAFKA_BROKERS) {
     kafkaBrokers = env.SPOT_KAFKA_BROKERS.split(',')
@@ -147,5 +166,9 @@ export function loadConfig(env: Env = process.env): Config {
     aggregatorId: aggregatorId(env),
     aggregateSessionMs: number(env, 'SPOT_AGGREGATE_SESSION_MS', 10_000, 1000),
     aggregateSnapshotMs: number(env, 'SPOT_AGGREGATE_SNAPSHOT_MS', 30_000, 100),
+    metricsPort: env.SPOT_METRICS_PORT ? port(env, 'SPOT_METRICS_PORT', 0) : null,
+    readyMaxLag: number(env, 'SPOT_READY_MAX_LAG', 10_000, 0),
+    logFormat,
+    console: consoleMode,
   };
 }

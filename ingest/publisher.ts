@@ -140,6 +140,7 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
         }
         for (const swap of records.swaps) {
           pending.swaps.push({ key: swapKey(swap), value: JSON.stringify(swap), timestamp: swap.blockTime });
+          ctx.metrics.ingestProcessed(swap.chain, swap.blockNumber, swap.blockTime);
         }
         pending.waiters.push(resolve);
         if (sending) return;

@@ -22,6 +22,8 @@ import { createFastLane } from './fast-lane.ts';
 import { createHotViews, type HotViews } from './hot-views.ts';
 import { buildOpenApi } from './openapi.ts';
 import { createParserErrorHandler } from './parser-errors.ts';
+import { createHttpOps, OPS_PATHS, type Ops } from './ops-routes.ts';
+import { CONSOLE_API, type ConsoleHandler } from './console/console.ts';
 import { createRoutes, CREDIT_COST } from './routes.ts';
 
 export interface QueryApiOptions {
@@ -37,6 +39,10 @@ export interface QueryApiOptions {
   bodyLimitBytes?: number;
   /** Request budgets shared with the stream edge's handshakes when both run in one process. */
   limiters?: { key: RateLimiter; ip: RateLimiter };
+  /** /metrics, /healthz, /readyz answered before any key or budget check; every request is timed. */
+  ops?: Ops;
+  /** The live console at / (query-api/console). */
+  console?: ConsoleHandler;
 }
 
 export interface QueryApi {
@@ -174,6 +180,7 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     koa.state.requestId = requestId;
     koa.set('X-Request-ID', requestId);
     try {
+      if (options.console && (await options.console(koa, dispatch))) return;
       if (koa.path === '/openapi.json') {
         if (koa.method !== 'GET' && koa.method !== 'HEAD') return methodNotAllowed(koa, ['GET', 'HEAD']);
         koa.type = 'application/json';
@@ -187,6 +194,14 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
     }
   });
 
+  /** The matched route pattern (a bounded label set for the duration histogram). */
+  const routeLabel = (method: string, path: string): string => {
+    if (path.startsWith(`${CONSOLE_API}/`)) return `/console/api${routeLabel(method, path.slice(CONSOLE_API.length))}`;
+    const pattern = router.match(path, method).pathAndMethod.find((layer) => layer.methods.length > 0)?.path;
+    if (typeof pattern === 'string') return pattern;
+    return path === '/openapi.json' || OPS_PATHS.includes(path as never) ? path : 'other';
+  };
+
   let server: http.Server | null = null;
 
   return {
@@ -196,10 +211,11 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
       if (ownViews) await views.start();
       const koaHandler = app.callback();
       const fastLane = createFastLane({ views, keys: options.keys, keyLimiter, ipLimiter, now });
+      const front = createHttpOps(ctx, options.ops ?? null, routeLabel);
       // No Host header is no reason to refuse (the parser would send a bare 400); parser refusals
       // get the envelope from parser-errors.ts.
       server = http.createServer({ requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-        if (!fastLane(req, res)) void koaHandler(req, res);
+        if (!front(req, res) && !fastLane(req, res)) void koaHandler(req, res);
       });
       server.on(
         'clientError',

@@ -279,6 +279,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
             const value = parse(message) as PricedTradeMessage | null;
             if (value?.trade) applyTrade(value);
           }
+          ctx.metrics.batchConsumed('hot-views-trades', batch, 'trades');
         })
         .catch((error) => logger.error({ err: error }, 'trades consumer stopped'));
 
@@ -298,6 +299,11 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
             else applyCandles(value as CandleUpdateMessage);
           }
           const last = batch.messages[batch.messages.length - 1];
+          ctx.metrics.batchConsumed(
+            'hot-views-state',
+            batch,
+            batch.topic === TOPICS.tokens.name ? 'tokens' : 'candles',
+          );
           if (last) caughtUp(batch.topic, batch.partition, last.offset);
           if (pending.size === 0) markReady();
         })

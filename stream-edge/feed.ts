@@ -48,6 +48,7 @@ export function createLogFeed(ctx: Context, deps: { log: EventLog; router: Route
           }
         }
         router.flushSoon(); // the consumer's other batches of this round join the same writes
+        ctx.metrics.batchConsumed('stream-edge', batch);
       });
       running.catch((error) => log.error({ err: error }, 'stream feed stopped'));
     },

@@ -34,6 +34,8 @@ import { ackFrame, errorFrame, parseClientFrame, type SubscriptionSpec } from '.
 import { createRouter, type RouterCounters } from './router.ts';
 import { createSubscriptionIndex, type Subscription } from './subscriptions.ts';
 import { createFrameAssembler, updatePrefix } from './update-frames.ts';
+import type { Ops } from '../query-api/ops-routes.ts';
+import { mountOps } from './ops.ts';
 
 export const DEFAULT_MAX_CONNECTIONS_PER_KEY = 100;
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
@@ -55,6 +57,8 @@ export interface StreamEdgeOptions {
   pingIntervalMs?: number;
   /** Request budgets the handshake spends from; shared with the REST API when both run in one process. */
   limiters?: { key: RateLimiter; ip: RateLimiter };
+  /** /metrics, /healthz, /readyz on this port (no key, no budget). */
+  ops?: Ops;
 }
 
 export interface StreamEdgeStats {
@@ -273,6 +277,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
       connections.delete(conn);
     },
   });
+  if (options.ops) mountOps(app, options.ops);
   app.any('/*', (res, req) => answerPlainRequest(res, req, limiters));
 
   let listenSocket: us_listen_socket | null = null;

@@ -97,13 +97,14 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
     events: `ingest.evm.${chain}.events`,
   };
 
-  function guarded(scope: ReceiptScope, run: () => void): void {
+  function guarded(scope: ReceiptScope, run: () => void, protocol = 'evm'): void {
     try {
       run();
     } catch (error) {
       // A log with a known topic0 but another layout (e.g. a look-alike event): not ours.
       if (!(error instanceof BaseError)) throw error;
       scope.count('skipped_undecodable');
+      metrics.families.decodeErrors.inc({ chain, protocol });
     }
   }
 
@@ -237,7 +238,7 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
       const curveEnded = new Set<string>();
       for (const log of receipt.logs) {
         const name = eventNameOfTopic(log.topics[0]);
-        if (name) guarded(scope, () => decodeLog(scope, log, name, curveEnded));
+        if (name) guarded(scope, () => decodeLog(scope, log, name, curveEnded), name);
       }
       resolveGraduations(scope);
       if (transaction) addFunding(scope, transaction);

@@ -135,6 +135,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       at = Math.min(historyTo, at + chunkMs);
       await publishUpTo(market, pipeline, at, historyRate);
       save();
+      ctx.metrics.set('ingest.simulator.history_progress', (at - historyFrom) / (historyTo - historyFrom));
     }
     save(true);
     if (historyTo > historyFrom) {

@@ -53,6 +53,9 @@ const HANDLERS = new Map<string, Handler>([
   [PROGRAMS.moonshot, decodeMoonshotEvent],
 ]);
 
+/** Program id → name, the protocol label of decode errors. */
+const PROGRAM_NAMES = new Map(Object.entries(PROGRAMS).map(([name, id]) => [id as string, name]));
+
 /** Creations and migrations that emit no usable event are read from their instructions. */
 const INSTRUCTION_HANDLERS = new Map<string, (records: TxRecords, ix: Instruction) => void>([
   [PROGRAMS.launchlab, decodeLaunchLabInstruction],
@@ -93,6 +96,7 @@ function guarded<T>(
     handler(records, item);
   } catch (error) {
     deps.metrics?.inc('solana_decode_errors');
+    deps.metrics?.families.decodeErrors.inc({ chain: 'solana', protocol: PROGRAM_NAMES.get(programId) });
     logger?.warn(
       { signature: tx.transaction.signatures[0], program: programId, err: (error as Error).message },
       'undecodable solana event',

@@ -301,6 +301,7 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
   /** One range per call; true when caught up with the confirmed head. */
   async function step(): Promise<boolean> {
     const head = hexToNumber(await call<Hex>('eth_blockNumber', []));
+    ctx.metrics.ingestHead(chain, head);
     const target = head - confirmations;
     if (!cursor) {
       cursor = { block: (options.fromBlock ?? target) - 1, hashes: [] };

@@ -269,6 +269,7 @@ export function createSolanaRpcSource(ctx: Context, options: SolanaRpcSourceOpti
           slot: notification.context.slot,
           err: notification.value.err,
         };
+        ctx.metrics.ingestHead('solana', info.slot);
         if (holding) held.push([info, program]);
         else enqueue(info, program);
       });
