@@ -7,6 +7,8 @@ import { isCovered, type JournalEntry, type PartitionOffsets } from './partition
 import type { BatchOutput, Processor } from './process.ts';
 import type { AggregatorState, ShadowToken, TokenState } from './state.ts';
 import { detachFromWallets } from './holders.ts';
+import { lastTradeTime } from './windows.ts';
+import { upgradeToken } from './upgrade.ts';
 
 /** A token's durable state and the partition offsets it covers. */
 export interface DurableToken {
@@ -16,15 +18,10 @@ export interface DurableToken {
 }
 
 export const encodeToken = (token: TokenState): string => v8.serialize(token).toString('base64');
-export const decodeToken = (text: string): TokenState => v8.deserialize(Buffer.from(text, 'base64')) as TokenState;
+export const decodeToken = (text: string): TokenState => upgradeToken(v8.deserialize(Buffer.from(text, 'base64')));
 
 function shadowOf(t: TokenState): ShadowToken {
-  const recs = t.win.recs;
-  return {
-    priceN: t.priceN,
-    lastT: recs.length > 0 ? recs[recs.length - 1]!.t : Number.NEGATIVE_INFINITY,
-    recentIds: t.recentIds,
-  };
+  return { priceN: t.priceN, lastT: lastTradeTime(t.win), recentIds: t.recentIds };
 }
 
 /**

@@ -13,8 +13,7 @@ import type {
   TradeRow,
   WalletLabelRow,
 } from '../clickhouse/types.ts';
-import { addTrade, bucketFrom, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
-import { bucketStart } from '../core/timeframes.ts';
+import { addLateTrade, addTrade, candleRow, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import {
   FRESH_WALLET_MS,
   FOMO_MULTIPLE,
@@ -47,11 +46,11 @@ import {
   type WalletState,
 } from './state.ts';
 import {
-  LONGEST_WINDOW_MS,
   WINDOW_MS,
   advance,
   hasWindowTrades,
   insert,
+  lastTradeTime,
   newTradeWindow,
   nextExpiry,
   type TradeRec,
@@ -61,7 +60,14 @@ import type { JournalEntry, SwapContext } from './partition-journal.ts';
 
 /** Stats of tokens whose windows lose trades are recomputed every this much watermark time. */
 export const DECAY_TICK_MS = 10_000;
-/** Trade ids kept per token even when older than 24 h (a quiet token still dedupes late redeliveries). */
+/**
+ * Dedupe horizon: a swap redelivered (a source re-reading blocks after a restart, a producer
+ * retry) is recognised while its id is among its token's last RECENT_IDS_CAP trades and within
+ * DEDUPE_HORIZON_MS of event time of its newest one, or among its last RECENT_IDS_FLOOR trades
+ * whatever their age. Ids are not kept for 24 h: their memory is bounded per token.
+ */
+export const DEDUPE_HORIZON_MS = 10 * 60_000;
+export const RECENT_IDS_CAP = 4096;
 export const RECENT_IDS_FLOOR = 64;
 
 export interface BatchOutput {
@@ -77,11 +83,11 @@ export interface BatchOutput {
   traded: Set<string>;
 }
 
-/** Forgets trade ids older than the longest window before `now` (redeliveries come far sooner), keeping a floor. */
+/** Forgets the ids past the dedupe horizon of `now` (ids are in arrival order, oldest first). */
 function forgetOldIds(ids: Map<string, number>, now: number): void {
-  const horizon = now - LONGEST_WINDOW_MS;
+  const horizon = now - DEDUPE_HORIZON_MS;
   for (const [id, time] of ids) {
-    if (time > horizon || ids.size <= RECENT_IDS_FLOOR) break;
+    if (ids.size <= RECENT_IDS_FLOOR || (time > horizon && ids.size <= RECENT_IDS_CAP)) break;
     ids.delete(id);
   }
 }
@@ -153,6 +159,7 @@ export function newTokenState(chain: Chain, address: string, decimals: number, t
     updatedAt: time,
     win: newTradeWindow(),
     candles: newOpenBuckets(),
+    closedCandles: [],
     holders: new Map(),
     recentIds: new Map(),
   };
@@ -306,26 +313,24 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     }
   }
 
-  function rebuildLate(t: TokenState, rec: TradeRec, granularities: BaseGranularity[], out: BatchOutput): void {
+  /** A trade older than some open base bucket joins its closed bucket, kept within the late-trade horizon. */
+  function lateCandles(t: TokenState, rec: TradeRec, granularities: BaseGranularity[], out: BatchOutput): void {
     metrics.inc('aggregator.late_trades');
-    const recs = t.win.recs;
     for (const g of granularities) {
-      const time = bucketStart(g, rec.t);
-      // Every trade of the bucket must still be kept: none dropped, or the oldest kept is older.
-      if (t.win.trimmed && !(recs.length > 0 && recs[0]!.t < time)) {
+      const b = addLateTrade(t.closedCandles, g, rec, t.win.t);
+      if (!b) {
         metrics.inc('aggregator.late_candle_skipped');
         continue;
       }
-      const b = bucketFrom(time, recordsInBucket(recs, g, time));
-      if (b) out.candleRows.push(candleRow(t.chain, t.address, g, b, decTextOnce));
+      out.candleRows.push(candleRow(t.chain, t.address, g, b, decTextOnce));
+      b.dirty = false;
     }
   }
 
   const ops: StateOps = { state, wallet, token, holder, setBalance, markWallet };
 
   // Reused per trade: the hot path allocates no scratch arrays.
-  const scratchClosed: Bucket[] = [];
-  const scratchGranularity: BaseGranularity[] = [];
+  const scratchClosed: ClosedBucket[] = [];
   const scratchLate: BaseGranularity[] = [];
 
   /** Native price of a token used as a quote asset: its latest trade's, owned or not. */
@@ -511,8 +516,9 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       vn: p.volumeNative,
       vu: p.volumeUsd,
     };
+    const newest = rec.t >= lastTradeTime(t.win);
     insert(t.win, rec);
-    if (t.win.recs[t.win.recs.length - 1] === rec) {
+    if (newest) {
       t.priceN = rec.pn;
       t.priceU = rec.pu;
       t.mcapN = mcapN;
@@ -525,15 +531,17 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     if (known === undefined || bound < known) tracked.set(t, bound);
 
     const closed = scratchClosed,
-      closedGranularity = scratchGranularity,
       late = scratchLate;
     closed.length = 0;
-    closedGranularity.length = 0;
     late.length = 0;
-    addTrade(t.candles, rec, closed, closedGranularity, late);
-    for (let i = 0; i < closed.length; i++)
-      out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, closed[i]!, decTextOnce));
-    if (late.length > 0) rebuildLate(t, rec, late, out);
+    addTrade(t.candles, rec, closed, late);
+    for (const c of closed) {
+      if (c.b.dirty) out.candleRows.push(candleRow(chain, address, c.g, c.b, decTextOnce));
+      c.b.dirty = false;
+      t.closedCandles.push(c);
+    }
+    if (late.length > 0) lateCandles(t, rec, late, out);
+    forgetClosed(t.closedCandles, t.win.t);
 
     forgetOldIds(t.recentIds, t.win.t);
 

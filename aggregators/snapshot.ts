@@ -5,6 +5,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import type { Context } from '../core/context.ts';
 import type { AggregatorState } from './state.ts';
+import { upgradeState } from './upgrade.ts';
 
 export function snapshotDir(ctx: Context): string {
   return path.join(ctx.config.dataDir, 'aggregator');
@@ -31,8 +32,8 @@ export function writeSnapshot(file: string, state: AggregatorState): number {
 
 export function readSnapshot(file: string): AggregatorState | null {
   if (!fs.existsSync(file)) return null;
-  const state = v8.deserialize(fs.readFileSync(file)) as AggregatorState;
-  if (state?.version !== 1) throw new Error(`unsupported aggregator snapshot ${file}`);
+  const state = upgradeState(v8.deserialize(fs.readFileSync(file)));
+  if (!state) throw new Error(`unsupported aggregator snapshot ${file}`);
   return state;
 }
 

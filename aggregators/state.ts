@@ -2,7 +2,7 @@
 // v8.serialize call and a restore is one v8.deserialize.
 import type { Chain } from '../core/chains.ts';
 import type { Dec } from '../core/decimal.ts';
-import type { OpenBuckets } from './candles.ts';
+import type { ClosedBucket, OpenBuckets } from './candles.ts';
 import type { JournalEntry } from './partition-journal.ts';
 import type { MarkBook } from './pricing.ts';
 import type { TradeWindow } from './windows.ts';
@@ -93,10 +93,12 @@ export interface TokenState {
   updatedAt: number;
   win: TradeWindow;
   candles: OpenBuckets;
+  /** Base buckets closed within the late-trade horizon (candles.ts). */
+  closedCandles: ClosedBucket[];
   holders: Map<string, HolderRec>;
   /** Contracts holding the token's singleton pools (V4 PoolManager): not holders. Absent in older snapshots. */
   custody?: string[];
-  /** Recent trade ids (id → event time) for dedupe of redelivered swaps. */
+  /** Trade ids of the dedupe horizon (id → event time) for redelivered swaps (process.ts forgetOldIds). */
   recentIds: Map<string, number>;
 }
 
@@ -134,8 +136,11 @@ export interface ShadowToken {
   recentIds: Map<string, number>;
 }
 
+/** Version 2: windows from per-time buckets, closed candles of the late-trade horizon, a 10 min dedupe horizon. */
+export const STATE_VERSION = 2;
+
 export interface AggregatorState {
-  version: 1;
+  version: typeof STATE_VERSION;
   /** Distributed: only the tokens of owned partitions. */
   tokens: Map<string, TokenState>;
   /** Distributed: the tokens of the partitions this instance does not own. */
@@ -152,5 +157,13 @@ export interface AggregatorState {
 }
 
 export function newState(): AggregatorState {
-  return { version: 1, tokens: new Map(), wallets: new Map(), marks: {}, watermarks: {}, offsets: {}, processed: 0 };
+  return {
+    version: STATE_VERSION,
+    tokens: new Map(),
+    wallets: new Map(),
+    marks: {},
+    watermarks: {},
+    offsets: {},
+    processed: 0,
+  };
 }

@@ -1,0 +1,41 @@
+// Older state formats brought to the current one (snapshots and distributed durable token rows).
+// Version 1 kept every trade of 24 h per token (win.recs): its windows and recently closed candle
+// buckets are rebuilt from them.
+import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
+import { STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
+import { advance, insert, newTradeWindow, type TradeRec } from './windows.ts';
+import type { BaseGranularity } from '../clickhouse/types.ts';
+
+interface TokenStateV1 extends Omit<TokenState, 'win' | 'closedCandles'> {
+  win: { recs: TradeRec[]; t: number };
+}
+
+/** A token state of any stored version as the current one (v1 is converted in place). */
+export function upgradeToken(token: TokenState | TokenStateV1): TokenState {
+  if ('closedCandles' in token) return token;
+  const old = token.win;
+  const win = newTradeWindow();
+  const open = newOpenBuckets();
+  const closed: ClosedBucket[] = [];
+  const late: BaseGranularity[] = [];
+  for (const rec of old.recs) {
+    insert(win, rec);
+    addTrade(open, rec, closed, late);
+  }
+  advance(win, old.t);
+  for (const c of closed) c.b.dirty = false;
+  forgetClosed(closed, win.t);
+  const upgraded = token as unknown as TokenState;
+  upgraded.win = win;
+  upgraded.closedCandles = closed;
+  return upgraded;
+}
+
+/** A snapshot of any known version as the current state; null for an unknown one. */
+export function upgradeState(state: { version?: unknown } | null): AggregatorState | null {
+  if (!state || (state.version !== 1 && state.version !== STATE_VERSION)) return null;
+  const s = state as AggregatorState;
+  for (const [key, token] of s.tokens) s.tokens.set(key, upgradeToken(token));
+  s.version = STATE_VERSION;
+  return s;
+}
