@@ -20,7 +20,8 @@ import { partitionFor } from '../core/eventlog/partitioner.ts';
 import type { Consumer, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
 import { journaling, partitionOffsets, uncovered } from './partition-journal.ts';
-import { adoptPartition, decodeToken, durableRows, releaseAll, releasePartition } from './partitioned.ts';
+import { adoptPartition, durableRows, releaseAll, releasePartition } from './partitioned.ts';
+import { decodeToken } from './snapshot.ts';
 import type { BatchOutput, Partitioning, Processor } from './process.ts';
 import type { AggregatorState } from './state.ts';
 

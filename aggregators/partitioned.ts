@@ -1,6 +1,5 @@
 // Distributed aggregation, the state side: a partition's tokens taken over (their owner's durable
 // state plus the journal replayed on it) or given up (kept as shadows, journaled from then on).
-import v8 from 'node:v8';
 import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { isCovered, type JournalEntry, type PartitionOffsets } from './partition-journal.ts';
@@ -8,7 +7,7 @@ import type { BatchOutput, Processor } from './process.ts';
 import type { AggregatorState, ShadowToken, TokenState } from './state.ts';
 import { detachFromWallets } from './holders.ts';
 import { lastTradeTime } from './windows.ts';
-import { upgradeToken } from './upgrade.ts';
+import { encodeToken } from './snapshot.ts';
 
 /** A token's durable state and the partition offsets it covers. */
 export interface DurableToken {
@@ -16,9 +15,6 @@ export interface DurableToken {
   covered: PartitionOffsets;
   token: TokenState;
 }
-
-export const encodeToken = (token: TokenState): string => v8.serialize(token).toString('base64');
-export const decodeToken = (text: string): TokenState => upgradeToken(v8.deserialize(Buffer.from(text, 'base64')));
 
 function shadowOf(t: TokenState): ShadowToken {
   return { priceN: t.priceN, lastT: lastTradeTime(t.win), recentIds: t.recentIds };

@@ -147,6 +147,8 @@ export interface AggregatorState {
   shadows?: Map<string, ShadowToken>;
   /** Distributed: per partition not owned, what its owner may still need replayed (aggregators/partition-journal.ts). */
   journals?: Map<number, JournalEntry[]>;
+  /** Embedded: keys of tokens that left memory for ClickHouse (aggregators/eviction.ts). */
+  evicted?: Set<string>;
   wallets: Map<string, WalletState>;
   marks: MarkBook;
   /** Max event time processed per chain. */

@@ -17,7 +17,8 @@ import {
   uncovered,
   type PartitionOffsets,
 } from '../aggregators/partition-journal.ts';
-import { adoptPartition, decodeToken, encodeToken, releasePartition } from '../aggregators/partitioned.ts';
+import { adoptPartition, releasePartition } from '../aggregators/partitioned.ts';
+import { decodeToken, encodeToken } from '../aggregators/snapshot.ts';
 import { createProcessor, newBatchOutput, type BatchOutput, type Processor } from '../aggregators/process.ts';
 import { newState, type AggregatorState } from '../aggregators/state.ts';
 import { buildToken } from '../aggregators/view.ts';
