@@ -22,7 +22,6 @@ import {
   detachFromWallets,
   isInsider,
   isProTrader,
-  walletKey,
 } from './holders.ts';
 import {
   isReferencePair,
@@ -36,6 +35,7 @@ import {
   type QuoteRate,
 } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
+import { createWalletFacts, newWallet } from './wallet-facts.ts';
 import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
 import {
   ATTR,
@@ -210,16 +210,9 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     return map;
   }
 
-  function wallet(chain: Chain, address: string): WalletState {
-    const key = walletKey(chain, address);
-    let w = state.wallets.get(key);
-    if (!w)
-      state.wallets.set(
-        key,
-        (w = { labels: [], name: null, funder: null, fundedBy: [], trades: 0, held: new Set(), created: [] }),
-      );
-    return w;
-  }
+  // Distributed instances hold different `held` sets (owned tokens only): expiry would diverge.
+  const walletFacts = createWalletFacts(state.wallets, { expire: !partitioning });
+  const wallet = walletFacts.get;
 
   function token(chain: Chain, address: string, decimals: number, time: number): TokenState {
     const key = tokenKey(chain, address);
@@ -245,6 +238,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const h = holder(t, address);
     h.bal = bal;
     const w = wallet(t.chain, address);
+    walletFacts.touch(w, time);
     if (bal > 0n) w.held.add(key);
     else w.held.delete(key);
     holderChanged(t, address);
@@ -262,6 +256,10 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const old = state.watermarks[chain] ?? 0;
     if (time <= old) return;
     state.watermarks[chain] = time;
+    if (old !== 0) {
+      const forgotten = walletFacts.tick(chain, old, time);
+      if (forgotten > 0) metrics.inc('aggregator.wallets_expired', forgotten);
+    }
     if (old === 0 || Math.floor(time / DECAY_TICK_MS) === Math.floor(old / DECAY_TICK_MS)) return;
     partitioning?.tick(chain, time);
     const tokens = active.get(chain);
@@ -327,7 +325,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     }
   }
 
-  const ops: StateOps = { state, wallet, token, holder, setBalance, markWallet };
+  const ops: StateOps = { state, wallet, touch: walletFacts.touch, token, holder, setBalance, markWallet };
 
   // Reused per trade: the hot path allocates no scratch arrays.
   const scratchClosed: ClosedBucket[] = [];
@@ -381,6 +379,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     forgetOldIds(s.recentIds, s.lastT);
     const trader = normalizeAddress(chain, swap.trader);
     const w = wallet(chain, trader);
+    walletFacts.touch(w, swap.blockTime);
     partitioning.journal(at.partition, {
       k: 'swap',
       offset: at.offset,
@@ -424,13 +423,11 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     // Replayed: the wallet as it was then (a copy; the real one already counted this trade).
     const w: WalletState = context
       ? {
+          ...newWallet(swap.blockTime),
           labels: context.labels,
-          name: null,
           funder: context.funder,
           fundedBy: context.fundedBy,
           trades: context.trades,
-          held: new Set(),
-          created: [],
         }
       : wallet(chain, trader);
     const h = holder(t, trader);
@@ -447,6 +444,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       holderChanged(t, trader);
     }
     if (t.firstPriceN === 0n) t.firstPriceN = p.priceNative;
+    walletFacts.touch(w, swap.blockTime);
     w.trades += 1;
     if (w.trades === PRO_TRADER_TRADES) markWallet(w, trader, out);
 

@@ -122,6 +122,8 @@ export interface WalletState {
   held: Set<string>;
   /** Tokens (tokenKey) it created: their devFunding depends on it. */
   created: string[];
+  /** Event time of its latest trade, funding received, label or balance change (wallet expiry). */
+  at: number;
 }
 
 /**

@@ -36,6 +36,8 @@ export function upgradeState(state: { version?: unknown } | null): AggregatorSta
   if (!state || (state.version !== 1 && state.version !== STATE_VERSION)) return null;
   const s = state as AggregatorState;
   for (const [key, token] of s.tokens) s.tokens.set(key, upgradeToken(token));
+  // Version 1 wallets carry no activity time: active as of their chain's watermark.
+  for (const [key, wallet] of s.wallets) wallet.at ??= s.watermarks[key.slice(0, key.indexOf(':'))] ?? 0;
   s.version = STATE_VERSION;
   return s;
 }

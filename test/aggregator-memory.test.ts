@@ -10,6 +10,7 @@ import { createLogger } from '../core/logger.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import { createProcessor, newBatchOutput, RECENT_IDS_CAP } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
+import { walletKey } from '../aggregators/holders.ts';
 import { buildToken } from '../aggregators/view.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
@@ -25,7 +26,7 @@ const SECONDS = 3600;
 const E18 = 10n ** 18n;
 
 let n = 0;
-function swap(token: string, time: number, i: number): RawSwap {
+function swap(token: string, time: number, i: number, trader = TRADERS[i % TRADERS.length]!): RawSwap {
   n++;
   const hash = `0x${n.toString(16).padStart(64, '0')}`;
   return {
@@ -42,7 +43,7 @@ function swap(token: string, time: number, i: number): RawSwap {
     quoteAmount: (BigInt(1_000_000 + ((i * 7919) % 100_000)) * 10n ** 9n).toString(),
     quoteDecimals: 18,
     side: i % 3 === 0 ? 'sell' : 'buy',
-    trader: TRADERS[i % TRADERS.length]!,
+    trader,
     pool: POOL,
     dex: 'uniswap-v2',
     launchpad: null,
@@ -99,5 +100,43 @@ describe('aggregator memory', function () {
     assert.ok(busyBytes < quietBytes * 1.1, `1M trades: ${busyBytes} B; 100k trades: ${quietBytes} B`);
     // Per second of the 24 h window, not per trade.
     assert.ok(busyBytes < 2_000_000, `${busyBytes} B`);
+  });
+
+  it('wallets that hold nothing, created nothing, carry no label and idle for 24 h are forgotten', () => {
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    const out = newBatchOutput();
+    const event = (e: TokenEvent) => p.event(e, JSON.stringify(e), out);
+    const base = { chain: CHAIN, transactionHash: `0x${'e'.repeat(64)}`, eventIndex: 0, blockNumber: 1 };
+    event(created(QUIET));
+    const holder = addr(0x7001),
+      labelled = addr(0x7002);
+    event({ ...base, id: 'e1', blockTime: T0, kind: 'transfer', token: QUIET, from: POOL, to: holder, amount: '5' });
+    event({
+      ...base,
+      id: 'e2',
+      blockTime: T0,
+      kind: 'walletLabel',
+      token: null,
+      wallet: labelled,
+      labels: ['kol'],
+      name: null,
+    });
+    // 48 hours; each hour 500 wallets trade once and are never seen again.
+    let i = 0;
+    for (let hour = 0; hour < 48; hour++) {
+      for (let k = 0; k < 500; k++) {
+        const time = T0 + hour * 3_600_000 + k * 1000;
+        p.swap(swap(QUIET, time, i, addr(0x100000 + i)), out);
+        i++;
+      }
+    }
+    const kept = (address: string) => state.wallets.has(walletKey(CHAIN, address));
+    assert.ok(kept(holder) && kept(labelled) && kept(addr(0xc0)), 'a holder, a labelled wallet and a creator stay');
+    assert.ok(!kept(addr(0x100000)), 'a wallet idle for 24 h is forgotten');
+    assert.ok(kept(addr(0x100000 + i - 1)), 'a recent wallet stays');
+    // Only the last 24 h (and the hour being filled) of one-off wallets remain, not all 24,000.
+    assert.ok(state.wallets.size <= 26 * 500 + 3, `${state.wallets.size} wallets`);
+    assert.ok(ctx.metrics.get('aggregator.wallets_expired') >= 22 * 500);
   });
 });
