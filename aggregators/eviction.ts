@@ -7,7 +7,7 @@ import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import type { EvictedTokenStore } from '../clickhouse/aggregator-state.ts';
-import type { Processor } from './process.ts';
+import type { Processor } from './contracts.ts';
 import { decodeToken, encodeToken } from './snapshot.ts';
 import type { AggregatorState, TokenState } from './state.ts';
 import { hasWindowTrades } from './windows.ts';

@@ -2,9 +2,9 @@
 // state plus the journal replayed on it) or given up (kept as shadows, journaled from then on).
 import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
-import { isCovered, type JournalEntry, type PartitionOffsets } from './partition-journal.ts';
-import type { BatchOutput, Processor } from './process.ts';
-import type { AggregatorState, ShadowToken, TokenState } from './state.ts';
+import { isCovered } from './partition-journal.ts';
+import type { BatchOutput, Processor } from './contracts.ts';
+import type { AggregatorState, JournalEntry, PartitionOffsets, ShadowToken, TokenState } from './state.ts';
 import { detachFromWallets } from './holders.ts';
 import { lastTradeTime } from './windows.ts';
 import { encodeToken } from './snapshot.ts';

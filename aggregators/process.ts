@@ -4,15 +4,8 @@
 import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import { ZERO, fromUnits, mul, type Dec } from '../core/decimal.ts';
-import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts';
-import type {
-  BalanceRow,
-  BaseGranularity,
-  CandleRow,
-  TokenEventRow,
-  TradeRow,
-  WalletLabelRow,
-} from '../clickhouse/types.ts';
+import type { RawSwap, TokenEvent } from '../core/topics.ts';
+import type { BaseGranularity } from '../clickhouse/types.ts';
 import { addLateTrade, addTrade, candleRow, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import {
   FRESH_WALLET_MS,
@@ -42,6 +35,7 @@ import {
   type AggregatorState,
   type HolderRec,
   type PoolState,
+  type SwapContext,
   type TokenState,
   type WalletState,
 } from './state.ts';
@@ -56,54 +50,14 @@ import {
   type TradeRec,
 } from './windows.ts';
 import { clampPct, decTextOnce, unitsText } from './format.ts';
-import type { JournalEntry, SwapContext } from './partition-journal.ts';
+import type { BatchOutput, InputPosition, Partitioning, Processor } from './contracts.ts';
+import { forgetOldIds, seenBefore } from './dedupe.ts';
+
+// bench/ imports these from here (kept while bench/ is rewritten in parallel).
+export { newBatchOutput } from './contracts.ts';
 
 /** Stats of tokens whose windows lose trades are recomputed every this much watermark time. */
 export const DECAY_TICK_MS = 10_000;
-/**
- * Dedupe horizon: a swap redelivered (a source re-reading blocks after a restart, a producer
- * retry) is recognised while its id is among its token's last RECENT_IDS_CAP trades and within
- * DEDUPE_HORIZON_MS of event time of its newest one, or among its last RECENT_IDS_FLOOR trades
- * whatever their age. Ids are not kept for 24 h: their memory is bounded per token.
- */
-export const DEDUPE_HORIZON_MS = 10 * 60_000;
-export const RECENT_IDS_CAP = 4096;
-export const RECENT_IDS_FLOOR = 64;
-
-export interface BatchOutput {
-  trades: TradeRow[];
-  tradeMessages: PricedTradeMessage[];
-  candleRows: CandleRow[];
-  tokenEvents: TokenEventRow[];
-  labels: Map<string, WalletLabelRow>;
-  balances: Map<string, BalanceRow>;
-  /** Token keys whose token object (and open candles) changed. */
-  changed: Set<string>;
-  /** Token keys that traded (their candle message is republished). */
-  traded: Set<string>;
-}
-
-/** Forgets the ids past the dedupe horizon of `now` (ids are in arrival order, oldest first). */
-function forgetOldIds(ids: Map<string, number>, now: number): void {
-  const horizon = now - DEDUPE_HORIZON_MS;
-  for (const [id, time] of ids) {
-    if (ids.size <= RECENT_IDS_FLOOR || (time > horizon && ids.size <= RECENT_IDS_CAP)) break;
-    ids.delete(id);
-  }
-}
-
-export function newBatchOutput(): BatchOutput {
-  return {
-    trades: [],
-    tradeMessages: [],
-    candleRows: [],
-    tokenEvents: [],
-    labels: new Map(),
-    balances: new Map(),
-    changed: new Set(),
-    traded: new Set(),
-  };
-}
 
 const zeroFees = () => ({
   txN: ZERO,
@@ -163,37 +117,6 @@ export function newTokenState(chain: Chain, address: string, decimals: number, t
     holders: new Map(),
     recentIds: new Map(),
   };
-}
-
-/** Where an input message came from (distributed: its partition decides who owns its token). */
-export interface InputPosition {
-  partition: number;
-  offset: number;
-}
-
-/** Distributed aggregation: which partitions' tokens this instance keeps, and where the rest goes. */
-export interface Partitioning {
-  owns(partition: number): boolean;
-  /** What a partition this instance does not own may need replayed by its next owner. */
-  journal(partition: number, entry: JournalEntry): void;
-  /** A decay tick of the chain's watermark (journaled for every partition not owned). */
-  tick(chain: Chain, time: number): void;
-}
-
-export interface Processor {
-  readonly state: AggregatorState;
-  swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;
-  event(event: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void;
-  /** Hand-over: a journaled swap applied to owned state in the context it was first priced in. */
-  replaySwap(swap: RawSwap, context: SwapContext, out: BatchOutput): void;
-  /** Hand-over: a journaled token event applied to owned state. */
-  replayEvent(event: TokenEvent, raw: string, out: BatchOutput): void;
-  /** Hand-over: a journaled decay tick applied to the given tokens. */
-  decay(tokens: TokenState[], time: number, out: BatchOutput): void;
-  /** Hand-over: a token now owned joins its wallets' holdings and the decay ticks. */
-  adopted(token: TokenState): void;
-  /** Hand-over: a token no longer owned leaves them. */
-  released(token: TokenState): void;
 }
 
 export function createProcessor(ctx: Context, state: AggregatorState, partitioning?: Partitioning): Processor {
@@ -354,38 +277,30 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
   }
 
   /**
-   * A swap of a token of a partition not owned: only what is chain-wide moves (the trader's wallet,
-   * the token's price as a quote asset); the swap is journaled with the context it read.
+   * A swap of a token of a partition not owned: what is chain-wide moves here (the trader's
+   * wallet); the token's side (its shadow, the journal) is the partitioning's.
    */
   function shadowSwap(swap: RawSwap, out: BatchOutput, at: InputPosition, partitioning: Partitioning): boolean {
     const chain = swap.chain;
-    const key = tokenKey(chain, normalizeAddress(chain, swap.token));
-    const shadows = (state.shadows ??= new Map());
-    let s = shadows.get(key);
-    if (!s) shadows.set(key, (s = { priceN: ZERO, lastT: Number.NEGATIVE_INFINITY, recentIds: new Map() }));
-    if (s.recentIds.has(swap.id)) {
-      metrics.inc('aggregator.duplicate_swaps');
-      return false;
-    }
-    s.recentIds.set(swap.id, swap.blockTime);
     const mark = markOf(state.marks, chain);
     let quoteN: Dec | null = null;
     const rate = quoteRate(chain, swap.quoteAsset, mark, (quote) => (quoteN = quotePrice(chain, quote)));
-    // The newest trade by event time sets the price, as in the token's own windows.
-    if (swap.blockTime >= s.lastT) {
-      s.priceN = priceTrade(swap, rate).priceNative;
-      s.lastT = swap.blockTime;
-    }
-    forgetOldIds(s.recentIds, s.lastT);
     const trader = normalizeAddress(chain, swap.trader);
+    const before = walletFacts.peek(chain, trader);
+    const context: SwapContext = {
+      mark,
+      quoteN,
+      trades: before?.trades ?? 0,
+      funder: before?.funder ?? null,
+      fundedBy: before ? before.fundedBy.slice() : [],
+      labels: before?.labels ?? [],
+    };
+    if (!partitioning.shadowSwap(swap, at, context, priceTrade(swap, rate).priceNative)) {
+      metrics.inc('aggregator.duplicate_swaps');
+      return false;
+    }
     const w = wallet(chain, trader);
     walletFacts.touch(w, swap.blockTime);
-    partitioning.journal(at.partition, {
-      k: 'swap',
-      offset: at.offset,
-      swap,
-      context: { mark, quoteN, trades: w.trades, funder: w.funder, fundedBy: w.fundedBy.slice(), labels: w.labels },
-    });
     w.trades += 1;
     if (w.trades === PRO_TRADER_TRADES) markWallet(w, trader, out);
     return true;
@@ -397,11 +312,10 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const address = normalizeAddress(chain, swap.token);
     const key = tokenKey(chain, address);
     const t = token(chain, address, swap.tokenDecimals, swap.blockTime);
-    if (t.recentIds.has(swap.id)) {
+    if (seenBefore(t.recentIds, swap.id, swap.blockTime)) {
       metrics.inc('aggregator.duplicate_swaps');
       return false;
     }
-    t.recentIds.set(swap.id, swap.blockTime);
     if (!t.known) {
       t.decimals = swap.tokenDecimals;
       metrics.inc('aggregator.swaps_unknown_token');

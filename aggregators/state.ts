@@ -2,8 +2,8 @@
 // v8.serialize call and a restore is one v8.deserialize.
 import type { Chain } from '../core/chains.ts';
 import type { Dec } from '../core/decimal.ts';
+import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import type { ClosedBucket, OpenBuckets } from './candles.ts';
-import type { JournalEntry } from './partition-journal.ts';
 import type { MarkBook } from './pricing.ts';
 import type { TradeWindow } from './windows.ts';
 
@@ -137,6 +137,31 @@ export interface ShadowToken {
   lastT: number;
   recentIds: Map<string, number>;
 }
+
+/** The chain-wide facts a swap of a token read when it was processed (distributed journals). */
+export interface SwapContext {
+  mark: Dec;
+  /** Native price of the quote token, when the swap is quoted in a token priced through it. */
+  quoteN: Dec | null;
+  /** The trader's wallet before the trade. */
+  trades: number;
+  funder: Funding | null;
+  fundedBy: string[];
+  labels: string[];
+}
+
+/** Next offsets of a partition in spot.swaps.v1 and spot.token-events.v1. */
+export interface PartitionOffsets {
+  swaps: number;
+  events: number;
+}
+
+/** An input of a partition not owned, kept for its next owner (aggregators/partition-journal.ts). */
+export type JournalEntry =
+  | { k: 'swap'; offset: number; swap: RawSwap; context: SwapContext }
+  | { k: 'event'; offset: number; event: TokenEvent; raw: string }
+  /** A decay tick of the chain's watermark, taken when the partition stood at `at`. */
+  | { k: 'tick'; chain: Chain; time: number; at: PartitionOffsets };
 
 /** Version 2: windows from per-time buckets, closed candles of the late-trade horizon, a 10 min dedupe horizon. */
 export const STATE_VERSION = 2;

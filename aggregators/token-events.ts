@@ -6,7 +6,7 @@ import type { TokenEvent } from '../core/topics.ts';
 import { walletKey } from './holders.ts';
 import { holderChanged, holdersReset } from './holder-index.ts';
 import { markOf } from './pricing.ts';
-import type { BatchOutput } from './process.ts';
+import type { BatchOutput } from './contracts.ts';
 import { clampPct } from './format.ts';
 import { ATTR, type AggregatorState, type HolderRec, type TokenState, type WalletState } from './state.ts';
 

@@ -14,6 +14,8 @@ export const WALLET_EXPIRY_TICK_MS = 3_600_000;
 export interface WalletFacts {
   /** The wallet's facts, created empty when it has none. */
   get(chain: Chain, address: string): WalletState;
+  /** The wallet's facts, if it has any. */
+  peek(chain: Chain, address: string): WalletState | undefined;
   /** Records activity at `time` (event time): a trade, a funding received, a label, a balance change. */
   touch(wallet: WalletState, time: number): void;
   /** The chain's watermark moved from `old` to `time`: on a new hour, forgets its idle wallets. */
@@ -44,6 +46,8 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: { 
       if (!w) wallets.set(key, (w = newWallet(0)));
       return w;
     },
+
+    peek: (chain, address) => wallets.get(walletKey(chain, address)),
 
     touch(w, time) {
       if (time > w.at) w.at = time;

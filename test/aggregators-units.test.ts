@@ -19,7 +19,8 @@ import {
 import { advance, insert, newTradeWindow, statsAt, windowStats, type TradeRec } from '../aggregators/windows.ts';
 import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/candles.ts';
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
-import { createProcessor, newBatchOutput } from '../aggregators/process.ts';
+import { newBatchOutput } from '../aggregators/contracts.ts';
+import { createProcessor } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { bondingCurveActivity, columnOf, sortValue } from '../aggregators/discovery.ts';
