@@ -5,7 +5,6 @@ import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
-import type { Token } from '../core/schemas.ts';
 import {
   markOf,
   median,
@@ -23,7 +22,6 @@ import { newBatchOutput } from '../aggregators/contracts.ts';
 import { createProcessor } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
 import { buildToken } from '../aggregators/view.ts';
-import { bondingCurveActivity, columnOf, sortValue } from '../aggregators/discovery.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
 import { bruteStats } from './fixtures/aggregator-brute.ts';
 
@@ -524,30 +522,5 @@ describe('aggregator holders: singleton pools', () => {
     assert.equal(h.insiderCount, 0);
     assert.equal(h.insiderPct, '0');
     assert.ok(out.changed.has(`base:${TOKEN}`));
-  });
-});
-
-describe('aggregator discovery', () => {
-  const base = {
-    launchpad: 'pumpfun',
-    graduatedAt: null,
-    bondingCurvePct: '10',
-    createdAt: 5,
-    stats: { '1h': { volume: { usd: '99' } }, '24h': { volume: { usd: '7' }, buyCount: 2, sellCount: 3 } },
-  } as unknown as Token;
-  it('places launchpad tokens in the column their curve selects', () => {
-    assert.equal(columnOf(base), 'newPairs');
-    assert.equal(columnOf({ ...base, bondingCurvePct: '39.99' }), 'newPairs');
-    assert.equal(columnOf({ ...base, bondingCurvePct: '40' }), 'graduating');
-    assert.equal(columnOf({ ...base, bondingCurvePct: '100', graduatedAt: 9 }), 'graduated');
-    assert.equal(columnOf({ ...base, bondingCurvePct: null }), 'graduated');
-    assert.equal(columnOf({ ...base, launchpad: null }), null);
-  });
-  it('ranks bondingCurveActivity as pct × ln(1 + 1h USD volume)', () => {
-    assert.equal(bondingCurveActivity(base), 10 * Math.log(100));
-    assert.equal(bondingCurveActivity({ ...base, bondingCurvePct: null }), 0);
-    assert.equal(sortValue(base, 'tradeCount24h'), 5);
-    assert.equal(sortValue(base, 'volume24hUsd'), 7);
-    assert.equal(sortValue(base, 'graduatedAt'), null);
   });
 });
