@@ -7,14 +7,35 @@ import type { ClosedBucket, OpenBuckets } from './candles.ts';
 import type { MarkBook } from './pricing.ts';
 import type { TradeWindow } from './windows.ts';
 
-/** Per (token, wallet) attributes fixed when they happen (bit flags). */
-export const ATTR = {
-  bought: 1,
+/**
+ * Holder categories (HOLDERS.md), one bit each: a holder's category mask (holders.ts
+ * categoriesOf) and the stored attributes share this layout.
+ */
+export const CATEGORY = {
+  dev: 1,
   sniper: 2,
-  bundler: 4,
-  insider: 8,
+  insider: 4,
+  bundler: 8,
   fresh: 16,
-  fomo: 32,
+  pro: 32,
+  fomo: 64,
+  phishing: 128,
+  cex: 256,
+} as const;
+export type Category = keyof typeof CATEGORY;
+export const CATEGORIES = Object.keys(CATEGORY) as Category[];
+
+/**
+ * Per (token, wallet) attributes fixed when they happen (HolderRec.attrs): the categories fixed at
+ * the first buy, insider by a transfer from the creator, and `bought` (not a category).
+ */
+export const ATTR = {
+  bought: 512,
+  sniper: CATEGORY.sniper,
+  bundler: CATEGORY.bundler,
+  insider: CATEGORY.insider,
+  fresh: CATEGORY.fresh,
+  fomo: CATEGORY.fomo,
 } as const;
 
 export interface HolderRec {
@@ -163,7 +184,10 @@ export type JournalEntry =
   /** A decay tick of the chain's watermark, taken when the partition stood at `at`. */
   | { k: 'tick'; chain: Chain; time: number; at: PartitionOffsets };
 
-/** Version 2: windows from per-time buckets, closed candles of the late-trade horizon, a 10 min dedupe horizon. */
+/**
+ * Version 2: windows from per-time buckets, closed candles of the late-trade horizon, a 10 min
+ * dedupe horizon, wallet activity times, attribute bits in the CATEGORY layout.
+ */
 export const STATE_VERSION = 2;
 
 export interface AggregatorState {

@@ -2,12 +2,28 @@
 // Version 1 kept every trade of 24 h per token (win.recs): its windows and recently closed candle
 // buckets are rebuilt from them.
 import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
-import { STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
+import { ATTR, STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
 import { advance, insert, newTradeWindow, type TradeRec } from './windows.ts';
 import type { BaseGranularity } from '../clickhouse/types.ts';
 
 interface TokenStateV1 extends Omit<TokenState, 'win' | 'closedCandles'> {
   win: { recs: TradeRec[]; t: number };
+}
+
+// Version 1 attribute bits: bought 1, sniper 2, bundler 4, insider 8, fresh 16, fomo 32.
+const V1_ATTRS: Array<[number, number]> = [
+  [1, ATTR.bought],
+  [2, ATTR.sniper],
+  [4, ATTR.bundler],
+  [8, ATTR.insider],
+  [16, ATTR.fresh],
+  [32, ATTR.fomo],
+];
+
+function attrsV2(v1: number): number {
+  let attrs = 0;
+  for (const [from, to] of V1_ATTRS) if (v1 & from) attrs |= to;
+  return attrs;
 }
 
 /** A token state of any stored version as the current one (v1 is converted in place). */
@@ -28,6 +44,7 @@ export function upgradeToken(token: TokenState | TokenStateV1): TokenState {
   const upgraded = token as unknown as TokenState;
   upgraded.win = win;
   upgraded.closedCandles = closed;
+  for (const holder of upgraded.holders.values()) holder.attrs = attrsV2(holder.attrs);
   return upgraded;
 }
 
