@@ -6,7 +6,7 @@
 
 export const DEDUPE_HORIZON_MS = 10 * 60_000;
 export const RECENT_IDS_CAP = 4096;
-export const RECENT_IDS_FLOOR = 64;
+export const RECENT_IDS_FLOOR = 16;
 
 /** True when `id` was seen; otherwise records it at `time`. */
 export function seenBefore(ids: Map<string, number>, id: string, time: number): boolean {
