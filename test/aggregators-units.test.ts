@@ -1,5 +1,6 @@
 // Pure parts of the aggregator: pricing, windows, candle buckets, holder definitions, discovery.
 import assert from 'node:assert/strict';
+import v8 from 'node:v8';
 import { ONE, fromInt, parse, decToString } from '../core/decimal.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -20,7 +21,8 @@ import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/cand
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
 import { createProcessor } from '../aggregators/process.ts';
-import { newState } from '../aggregators/state.ts';
+import { ATTR, newState, type HolderRec, type TokenState } from '../aggregators/state.ts';
+import { upgradeToken } from '../aggregators/upgrade.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
 import { bruteStats } from './fixtures/aggregator-brute.ts';
@@ -522,5 +524,54 @@ describe('aggregator holders: singleton pools', () => {
     assert.equal(h.insiderCount, 0);
     assert.equal(h.insiderPct, '0');
     assert.ok(out.changed.has(`base:${TOKEN}`));
+  });
+});
+
+describe('aggregator state upgrade', () => {
+  it('brings a version-1 token (every trade of 24 h kept) to the same windows, closed candles and attributes', () => {
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    const out = newBatchOutput();
+    const traders = [addr(0x31), addr(0x32), addr(0x33)];
+    let time = T;
+    for (let i = 0; i < 400; i++) {
+      time += (i % 4 === 0 ? 0 : 1 + (i % 7)) * 1000; // whole seconds, some shared
+      p.swap(
+        swap(time, 100 + i, traders[i % 3]!, i % 5 === 0 ? 'sell' : 'buy', 10n ** 18n, BigInt(1000 + i) * 10n ** 12n),
+        out,
+      );
+    }
+    p.swap(swap(time - 30_000, 90, traders[0]!, 'buy', 10n ** 18n, 5n * 10n ** 15n), out); // late
+    const current = state.tokens.get(`${CHAIN}:${TOKEN}`)!;
+    const recs: TradeRec[] = out.trades
+      .map((r) => ({
+        t: r.timestamp,
+        seq: r.seq,
+        buy: r.side === 'buy',
+        pn: parse(r.priceNative),
+        pu: parse(r.priceUsd),
+        mn: parse(r.marketCapNative),
+        mu: parse(r.marketCapUsd),
+        vn: parse(r.volumeNative),
+        vu: parse(r.volumeUsd),
+      }))
+      .sort((a, b) => a.t - b.t || a.seq - b.seq);
+    const copy = v8.deserialize(v8.serialize(current)) as Record<string, unknown> & { holders: Map<string, HolderRec> };
+    const v1Bits: Array<[number, number]> = [
+      [ATTR.bought, 1],
+      [ATTR.sniper, 2],
+      [ATTR.bundler, 4],
+      [ATTR.insider, 8],
+      [ATTR.fresh, 16],
+      [ATTR.fomo, 32],
+    ];
+    for (const h of copy.holders.values()) h.attrs = v1Bits.reduce((a, [now, v1]) => (h.attrs & now ? a | v1 : a), 0);
+    copy.win = { recs, heads: [], sums: [], t: current.win.t, trimmed: false };
+    delete copy.closedCandles;
+    const upgraded = upgradeToken(copy as unknown as TokenState);
+    assert.deepEqual(windowStats(upgraded.win), windowStats(current.win));
+    assert.deepEqual(upgraded.closedCandles, current.closedCandles);
+    assert.deepEqual(upgraded.holders, current.holders);
+    assert.ok(current.closedCandles.length > 0);
   });
 });
