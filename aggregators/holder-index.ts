@@ -11,9 +11,9 @@ import {
   emptySums,
   figuresOf,
   isExcludedHolder,
-  walletKey,
   type HoldersObject,
 } from './holders.ts';
+import { walletKey } from './wallet-facts.ts';
 
 interface Member {
   bal: bigint;

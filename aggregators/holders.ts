@@ -1,11 +1,12 @@
 // Holder figures of one token from its balances (token events only) and wallet facts. Each
 // definition is written out in aggregators/HOLDERS.md.
-import { tokenKey, type Chain } from '../core/chains.ts';
+import { tokenKey } from '../core/chains.ts';
 import { pct } from '../core/decimal.ts';
 import type { Static } from '@sinclair/typebox';
 import type { Holders } from '../core/schemas.ts';
 import { ATTR, CATEGORIES, CATEGORY, type Category, type TokenState, type WalletState } from './state.ts';
 import { decText } from './format.ts';
+import { setHolding, walletKey } from './wallet-facts.ts';
 
 export const SNIPER_WINDOW_MS = 15_000;
 export const FRESH_WALLET_MS = 24 * 3_600_000;
@@ -42,13 +43,12 @@ function isBurnAddress(wallet: string): boolean {
 /** A token leaves the wallet records that point at it (holdings, creations): its state moves elsewhere. */
 export function detachFromWallets(wallets: Map<string, WalletState>, t: TokenState): void {
   const key = tokenKey(t.chain, t.address);
-  for (const address of t.holders.keys()) wallets.get(walletKey(t.chain, address))?.held.delete(key);
+  for (const address of t.holders.keys()) {
+    const wallet = wallets.get(walletKey(t.chain, address));
+    if (wallet) setHolding(wallet, key, false);
+  }
   const creator = t.creator === '' ? undefined : wallets.get(walletKey(t.chain, t.creator));
   if (creator) creator.created = creator.created.filter((k) => k !== key);
-}
-
-export function walletKey(chain: Chain, wallet: string): string {
-  return tokenKey(chain, wallet);
 }
 
 export function isProTrader(wallet: WalletState | undefined): boolean {

@@ -28,7 +28,7 @@ import {
   type QuoteRate,
 } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
-import { createWalletFacts, newWallet } from './wallet-facts.ts';
+import { createWalletFacts, holdings, newWallet, setHolding } from './wallet-facts.ts';
 import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
 import {
   ATTR,
@@ -152,9 +152,10 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
 
   /** Every token whose holder figures depend on this wallet changes with it (call after the change). */
   function markWallet(w: WalletState, address: string, out: BatchOutput): void {
-    for (const key of w.held) out.changed.add(key);
+    const held = holdings(w);
+    for (const key of held) out.changed.add(key);
     for (const key of w.created) out.changed.add(key);
-    walletHoldersChanged(state.tokens, w.held, address);
+    walletHoldersChanged(state.tokens, held, address);
   }
 
   function setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void {
@@ -162,8 +163,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     h.bal = bal;
     const w = wallet(t.chain, address);
     walletFacts.touch(w, time);
-    if (bal > 0n) w.held.add(key);
-    else w.held.delete(key);
+    setHolding(w, key, bal > 0n);
     holderChanged(t, address);
     out.balances.set(`${key}:${address}`, {
       chain: t.chain,
@@ -549,7 +549,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     },
     adopted(t) {
       const key = tokenKey(t.chain, t.address);
-      for (const [address, h] of t.holders) if (h.bal > 0n) wallet(t.chain, address).held.add(key);
+      for (const [address, h] of t.holders) if (h.bal > 0n) setHolding(wallet(t.chain, address), key, true);
       if (t.creator !== '') {
         const creator = wallet(t.chain, t.creator);
         if (!creator.created.includes(key)) creator.created.push(key);

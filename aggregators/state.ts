@@ -139,8 +139,8 @@ export interface WalletState {
   /** Every wallet that sent it native funds (for insiders), first few only. */
   fundedBy: string[];
   trades: number;
-  /** Tokens (tokenKey) the wallet holds a balance of: their holder figures depend on it. */
-  held: Set<string>;
+  /** Tokens (tokenKey) the wallet holds a balance of: their holder figures depend on it. Absent when none (most wallets). */
+  held?: Set<string>;
   /** Tokens (tokenKey) it created: their devFunding depends on it. */
   created: string[];
   /** Event time of its latest trade, funding received, label or balance change (wallet expiry). */

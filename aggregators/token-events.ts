@@ -3,7 +3,7 @@
 import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
 import { ZERO, fromUnits, mul } from '../core/decimal.ts';
 import type { TokenEvent } from '../core/topics.ts';
-import { walletKey } from './holders.ts';
+import { walletKey } from './wallet-facts.ts';
 import { holderChanged, holdersReset } from './holder-index.ts';
 import { markOf } from './pricing.ts';
 import type { BatchOutput } from './contracts.ts';

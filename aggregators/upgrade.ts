@@ -54,7 +54,11 @@ export function upgradeState(state: { version?: unknown } | null): AggregatorSta
   const s = state as AggregatorState;
   for (const [key, token] of s.tokens) s.tokens.set(key, upgradeToken(token));
   // Version 1 wallets carry no activity time: active as of their chain's watermark.
-  for (const [key, wallet] of s.wallets) wallet.at ??= s.watermarks[key.slice(0, key.indexOf(':'))] ?? 0;
+  // Version 1 kept an empty set of holdings per wallet: absent now when empty.
+  for (const [key, wallet] of s.wallets) {
+    wallet.at ??= s.watermarks[key.slice(0, key.indexOf(':'))] ?? 0;
+    if (wallet.held?.size === 0) wallet.held = undefined;
+  }
   s.version = STATE_VERSION;
   return s;
 }

@@ -3,8 +3,7 @@
 // state reads them; they are chain-wide (every distributed instance keeps all of them). A wallet
 // that holds nothing, created nothing, carries no label and was idle for WALLET_IDLE_MS of its
 // chain's event time is forgotten (HOLDERS.md): memory follows the active wallets.
-import type { Chain } from '../core/chains.ts';
-import { walletKey } from './holders.ts';
+import { tokenKey, type Chain } from '../core/chains.ts';
 import type { WalletState } from './state.ts';
 
 export const WALLET_IDLE_MS = 24 * 3_600_000;
@@ -22,20 +21,35 @@ export interface WalletFacts {
   tick(chain: Chain, old: number, time: number): number;
 }
 
+/** A wallet's key in the wallet-facts stage: `chain:address`, as token keys. */
+export function walletKey(chain: Chain, wallet: string): string {
+  return tokenKey(chain, wallet);
+}
+
 export const newWallet = (at: number): WalletState => ({
   labels: [],
   name: null,
   funder: null,
   fundedBy: [],
   trades: 0,
-  held: new Set(),
   created: [],
   at,
 });
 
 /** True when nothing depends on the wallet's facts but its own future trades. */
 function unpinned(w: WalletState): boolean {
-  return w.held.size === 0 && w.created.length === 0 && w.labels.length === 0;
+  return w.held === undefined && w.created.length === 0 && w.labels.length === 0;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/** The tokens the wallet holds a balance of. */
+export const holdings = (w: WalletState): ReadonlySet<string> => w.held ?? NONE;
+
+/** Records whether the wallet holds a balance of the token (the set exists only while non-empty). */
+export function setHolding(w: WalletState, key: string, holds: boolean): void {
+  if (holds) (w.held ??= new Set()).add(key);
+  else if (w.held?.delete(key) && w.held.size === 0) w.held = undefined;
 }
 
 export function createWalletFacts(wallets: Map<string, WalletState>, options: { expire: boolean }): WalletFacts {

@@ -12,7 +12,7 @@ import { newBatchOutput } from '../aggregators/contracts.ts';
 import { RECENT_IDS_CAP } from '../aggregators/dedupe.ts';
 import { createProcessor } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
-import { walletKey } from '../aggregators/holders.ts';
+import { walletKey } from '../aggregators/wallet-facts.ts';
 import { buildToken } from '../aggregators/view.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
