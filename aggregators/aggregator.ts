@@ -9,11 +9,13 @@ import type { Batch, Consumer, EventLog, ProduceMessage } from '../core/eventlog
 import type { Token } from '../core/schemas.ts';
 import { ALL_TOPICS, TOPICS, assertTopicValue, isTopicValue, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import type { CandleRow, SpotStore } from '../clickhouse/types.ts';
+import type { EvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import { candleMessage, dirtyBaseRows } from './candles.ts';
 import { createMerger, type MergeItem } from './merge.ts';
-import { createProcessor, newBatchOutput, type BatchOutput, type Processor } from './process.ts';
-import type { PartitionedHooks } from './ownership.ts';
+import { newBatchOutput, type BatchOutput, type PartitionedHooks, type Processor } from './contracts.ts';
+import { createProcessor } from './process.ts';
 import { createSinkWriter } from './sink-writer.ts';
+import { createEviction } from './eviction.ts';
 import { readSnapshot, snapshotPath, writeSnapshot } from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
 import { buildToken } from './view.ts';
@@ -46,6 +48,10 @@ export interface AggregatorOptions {
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
   /** Distributed: token state partitioned by input partition (aggregators/ownership.ts). */
   partitioned?: PartitionedHooks;
+  /** Embedded: where idle tokens go when they leave memory (aggregators/eviction.ts); none keeps every token. */
+  evictedStore?: EvictedTokenStore;
+  /** Event time without input after which a token leaves memory (default 24 h). */
+  evictIdleMs?: number;
 }
 
 export interface Aggregator {
@@ -127,6 +133,17 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   // A snapshot (state + offsets) is written only inside the serial chain right after
   // sinks.drain(), so it never covers a message whose rows the store has not acknowledged.
   const sinks = createSinkWriter(ctx, { store, flushEvery, flushAfterMs, onFailure: fail });
+  const eviction =
+    options.evictedStore && !options.partitioned
+      ? createEviction(ctx, {
+          store: options.evictedStore,
+          state: () => state,
+          processor: () => processor!,
+          idleMs: options.evictIdleMs,
+        })
+      : null;
+  /** A merged message whose evicted tokens are being brought back; applied first once they are. */
+  let held: MergeItem<RawSwap | TokenEvent> | null = null;
 
   /** Runs fn after every earlier call finished: processing, flushes and snapshots never overlap. */
   function serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -184,14 +201,22 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const overdue = () =>
     backlog <= LIVE_BACKLOG && pendingCount > 0 && performance.now() - pendingSince >= tradesEveryMs;
 
-  /** Processes what the merge allows until perFlush messages are pending or their trades are overdue. */
+  /**
+   * Processes what the merge allows until perFlush messages are pending or their trades are
+   * overdue, or until a message needs an evicted token back (it is held: see processReady).
+   */
   function processAvailable(): void {
     const p = processor!;
     const partitioned = options.partitioned !== undefined;
     while (pendingCount < perFlush) {
       if ((pendingCount & 31) === 31 && overdue()) return;
-      const item = merger.next();
+      const item = held ?? merger.next();
       if (!item) return;
+      held = null;
+      if (eviction && item.value !== null && eviction.wanted(item.value).length > 0) {
+        held = item;
+        return;
+      }
       if (pendingCount === 0) pendingSince = performance.now();
       if (item.value !== null) {
         const at = partitioned ? { partition: item.partition, offset: item.offset } : undefined;
@@ -201,6 +226,15 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       state.offsets[`${item.topic}:${item.partition}`] = item.offset + 1;
       state.processed += 1;
       pendingCount += 1;
+    }
+  }
+
+  /** processAvailable, bringing evicted tokens back as messages need them. */
+  async function processReady(): Promise<void> {
+    for (;;) {
+      processAvailable();
+      if (!held || held.value === null || !eviction) return;
+      await eviction.reload(eviction.wanted(held.value));
     }
   }
 
@@ -313,6 +347,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
    * publishes the pass's messages once it is complete.
    */
   async function buildViews(pass: ViewsPass, deadline: number): Promise<void> {
+    // Holder facts of an evicted token's wallets changed: it comes back for its view.
+    if (eviction && pass.nextChanged === 0) await eviction.reload(eviction.evictedIn(pass.changed));
     const tokens: Token[] = [];
     const candleRows: CandleRow[] = [];
     let built = 0;
@@ -383,6 +419,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         return;
       }
     }
+    // Idle tokens leave memory here: their views are published and the sinks drained.
+    if (eviction) await eviction.evictIdle();
     const started = Date.now();
     const bytes = writeSnapshot(file, state);
     lastSnapshotAt = Date.now();
@@ -428,7 +466,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       cancelFlush = null;
       void serial(async () => {
         for (;;) {
-          processAvailable();
+          await processReady();
           if (pendingCount === 0) return;
           await flush();
         }
@@ -442,7 +480,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   async function pump(): Promise<void> {
     await refreshEnds();
     for (;;) {
-      processAvailable();
+      await processReady();
       if (pendingCount === 0) return;
       if (pendingCount < perFlush && !merger.caughtUp() && !overdue()) break;
       await flush();
@@ -506,7 +544,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       await serial(async () => {
         if (failure || !processor) return;
         for (;;) {
-          processAvailable();
+          await processReady();
           if (pendingCount === 0) break;
           await flush();
         }

@@ -1,11 +1,12 @@
 // Candle buckets: the running OHLC of the open bucket of every timeframe of a token, the base
+// buckets closed within the late-trade horizon (a late trade joins its bucket there), the base
 // rows written to the store (1s, 1m, 1h, 1d) and the open-bucket message of spot.candles.v1.
 import type { Chain } from '../core/chains.ts';
-import { TIMEFRAMES, type Candle, type Timeframe } from '../core/schemas.ts';
+import { TIMEFRAMES, type Candle } from '../core/schemas.ts';
 import type { CandleUpdateMessage } from '../core/topics.ts';
 import type { Dec } from '../core/decimal.ts';
 import type { BaseGranularity, CandleRow, Ohlc } from '../clickhouse/types.ts';
-import { before, type TradeRec } from './windows.ts';
+import type { TradeRec } from './windows.ts';
 import { decNumber, decText } from './format.ts';
 import { bucketStart, TIMEFRAME_MS } from '../core/timeframes.ts';
 
@@ -88,16 +89,6 @@ function addToBucket(b: Bucket, r: TradeRec, v: Dec[]): void {
   b.dirty = true;
 }
 
-/** A bucket rebuilt from records (a late trade into a closed bucket). */
-export function bucketFrom(time: number, recs: readonly TradeRec[]): Bucket | null {
-  let b: Bucket | null = null;
-  for (const r of recs) {
-    if (b) addToBucket(b, r, values(r));
-    else b = openBucket(time, r, values(r));
-  }
-  return b;
-}
-
 /** Open buckets of one token, one per timeframe (TIMEFRAMES order); null before its first trade. */
 export type OpenBuckets = Array<Bucket | null>;
 
@@ -106,17 +97,23 @@ export function newOpenBuckets(): OpenBuckets {
 }
 
 /**
- * Adds a trade to the open buckets. A base bucket that closes while dirty goes to `closedRows`
- * (so every changed base bucket is written); a trade older than the open bucket of a base
- * granularity is returned in `late` with that granularity for a rebuild from the trade log.
+ * A late trade older than this (event time) behind the token's stats time no longer changes its
+ * closed base candles: closed buckets are kept only while they end inside this horizon.
  */
-export function addTrade(
-  open: OpenBuckets,
-  r: TradeRec,
-  closed: Bucket[],
-  closedGranularity: BaseGranularity[],
-  late: BaseGranularity[],
-): void {
+export const LATE_TRADE_HORIZON_MS = 120_000;
+
+/** A base bucket closed within the late-trade horizon, oldest end first. */
+export interface ClosedBucket {
+  g: BaseGranularity;
+  b: Bucket;
+}
+
+/**
+ * Adds a trade to the open buckets. Every base bucket that closes goes to `closed` (the caller
+ * writes the dirty ones and keeps them for late trades); a trade older than the open bucket of a
+ * base granularity is returned in `late` with that granularity.
+ */
+export function addTrade(open: OpenBuckets, r: TradeRec, closed: ClosedBucket[], late: BaseGranularity[]): void {
   const v = values(r);
   for (let i = 0; i < TIMEFRAMES.length; i++) {
     const b = open[i];
@@ -128,10 +125,7 @@ export function addTrade(
     const time = bucketStart(TIMEFRAMES[i]!, r.t);
     if (!b || time > b.time) {
       const base = BASE_AT[i];
-      if (b?.dirty && base) {
-        closed.push(b);
-        closedGranularity.push(base);
-      }
+      if (b && base) closed.push({ g: base, b });
       open[i] = openBucket(time, r, v);
     } else if (time === b.time) {
       addToBucket(b, r, v);
@@ -140,6 +134,36 @@ export function addTrade(
       if (base) late.push(base);
     }
   }
+}
+
+/**
+ * A late trade added to its closed base bucket of `g` (kept in `recent`, or new when none traded
+ * then); null when the bucket may have left the horizon (`now` is the token's stats time).
+ */
+export function addLateTrade(recent: ClosedBucket[], g: BaseGranularity, r: TradeRec, now: number): Bucket | null {
+  if (r.t <= now - LATE_TRADE_HORIZON_MS) return null;
+  const time = bucketStart(g, r.t);
+  for (const c of recent) {
+    if (c.g === g && c.b.time === time) {
+      addToBucket(c.b, r, values(r));
+      return c.b;
+    }
+  }
+  const b = openBucket(time, r, values(r));
+  // Ends are nondecreasing along `recent`: the new bucket goes where its end sorts.
+  const end = time + TIMEFRAME_MS[g];
+  let at = recent.length;
+  while (at > 0 && recent[at - 1]!.b.time + TIMEFRAME_MS[recent[at - 1]!.g] > end) at--;
+  recent.splice(at, 0, { g, b });
+  return b;
+}
+
+/** Drops the closed buckets that ended at or before the late-trade horizon of `now`. */
+export function forgetClosed(recent: ClosedBucket[], now: number): void {
+  const floor = now - LATE_TRADE_HORIZON_MS;
+  let drop = 0;
+  while (drop < recent.length && recent[drop]!.b.time + TIMEFRAME_MS[recent[drop]!.g] <= floor) drop++;
+  if (drop > 0) recent.splice(0, drop);
 }
 
 // Open, high, low and close are often the same value (a bucket of one trade): printed once.
@@ -227,10 +251,4 @@ export function candleMessage(
   });
   if (Object.keys(out).length === 0) return null;
   return { chain, token, updatedAt, open: out };
-}
-
-/** Records of one bucket taken from a token's sorted trade records. */
-export function recordsInBucket(recs: readonly TradeRec[], tf: Timeframe, time: number): TradeRec[] {
-  const end = time + TIMEFRAME_MS[tf];
-  return recs.filter((r) => r.t >= time && r.t < end).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }

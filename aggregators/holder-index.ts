@@ -3,30 +3,17 @@
 // balances in order (for the top 10). Derived data, never in a snapshot: a token's index is built
 // (one pass, the same as computeHolders) the first time it is needed and kept right by the
 // processor's calls below; a token change that can move many holders at once drops it.
-import { pct } from '../core/decimal.ts';
-import { ATTR, type TokenState, type WalletState } from './state.ts';
-import { decText } from './format.ts';
+import type { TokenState, WalletState } from './state.ts';
 import {
-  isCexFunded,
+  addToCategories,
+  categoriesOf,
+  emptyCounts,
+  emptySums,
+  figuresOf,
   isExcludedHolder,
-  isInsider,
-  isPhishing,
-  isProTrader,
-  walletKey,
   type HoldersObject,
 } from './holders.ts';
-
-// Category bits of a counted holder (sums and counts are indexed by bit position).
-const DEV = 1,
-  SNIPER = 2,
-  INSIDER = 4,
-  BUNDLER = 8,
-  FRESH = 16,
-  PRO = 32,
-  FOMO = 64,
-  PHISHING = 128,
-  CEX = 256;
-const CATEGORIES = 9;
+import { walletKey } from './wallet-facts.ts';
 
 interface Member {
   bal: bigint;
@@ -51,20 +38,6 @@ interface HolderIndex {
 // without one).
 const indexes = new WeakMap<TokenState, HolderIndex>();
 
-function categoriesOf(token: TokenState, address: string, attrs: number, wallet: WalletState | undefined): number {
-  let mask = 0;
-  if (address === token.creator) mask |= DEV;
-  if (attrs & ATTR.sniper) mask |= SNIPER;
-  if (isInsider(token, attrs, wallet)) mask |= INSIDER;
-  if (attrs & ATTR.bundler) mask |= BUNDLER;
-  if (attrs & ATTR.fresh) mask |= FRESH;
-  if (isProTrader(wallet)) mask |= PRO;
-  if (attrs & ATTR.fomo) mask |= FOMO;
-  if (isPhishing(wallet)) mask |= PHISHING;
-  if (isCexFunded(wallet)) mask |= CEX;
-  return mask;
-}
-
 /** Index of the first element >= value (ascending array). */
 function lowerBound(sorted: bigint[], value: bigint): number {
   let lo = 0,
@@ -75,16 +48,6 @@ function lowerBound(sorted: bigint[], value: bigint): number {
     else hi = mid;
   }
   return lo;
-}
-
-function addSums(index: HolderIndex, bal: bigint, mask: number, sign: 1 | -1): void {
-  for (let i = 0; i < CATEGORIES; i++) {
-    if (mask & (1 << i)) {
-      if (sign === 1) index.sums[i]! += bal;
-      else index.sums[i]! -= bal;
-      index.counts[i]! += sign;
-    }
-  }
 }
 
 function insertSorted(sorted: bigint[], bal: bigint): void {
@@ -124,19 +87,19 @@ function update(index: HolderIndex, token: TokenState, wallets: Map<string, Wall
   if (!counted) {
     if (!old) return;
     index.members.delete(address);
-    addSums(index, old.bal, old.mask, -1);
+    addToCategories(index.sums, index.counts, old.bal, old.mask, -1);
     removeSorted(index.sorted, old.bal);
   } else {
     const wallet = old?.wallet ?? wallets.get(walletKey(token.chain, address));
     const mask = categoriesOf(token, address, rec.attrs, wallet);
     if (!old) {
       index.members.set(address, { bal: rec.bal, mask, wallet });
-      addSums(index, rec.bal, mask, 1);
+      addToCategories(index.sums, index.counts, rec.bal, mask, 1);
       insertSorted(index.sorted, rec.bal);
     } else {
       if (old.bal === rec.bal && old.mask === mask) return;
-      addSums(index, old.bal, old.mask, -1);
-      addSums(index, rec.bal, mask, 1);
+      addToCategories(index.sums, index.counts, old.bal, old.mask, -1);
+      addToCategories(index.sums, index.counts, rec.bal, mask, 1);
       if (old.bal !== rec.bal) moveSorted(index.sorted, old.bal, rec.bal);
       old.bal = rec.bal;
       old.mask = mask;
@@ -149,8 +112,8 @@ function update(index: HolderIndex, token: TokenState, wallets: Map<string, Wall
 function build(token: TokenState, wallets: Map<string, WalletState>): HolderIndex {
   const index: HolderIndex = {
     members: new Map(),
-    sums: new Array<bigint>(CATEGORIES).fill(0n),
-    counts: new Array<number>(CATEGORIES).fill(0),
+    sums: emptySums(),
+    counts: emptyCounts(),
     sorted: [],
     dirty: new Set(),
     figures: null,
@@ -160,7 +123,7 @@ function build(token: TokenState, wallets: Map<string, WalletState>): HolderInde
     const wallet = wallets.get(walletKey(token.chain, address));
     const mask = categoriesOf(token, address, rec.attrs, wallet);
     index.members.set(address, { bal: rec.bal, mask, wallet });
-    addSums(index, rec.bal, mask, 1);
+    addToCategories(index.sums, index.counts, rec.bal, mask, 1);
     index.sorted.push(rec.bal);
   }
   index.sorted.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -190,26 +153,7 @@ export function holderFigures(token: TokenState, wallets: Map<string, WalletStat
     const { sums, counts, sorted } = index;
     let top = 0n;
     for (let i = Math.max(0, sorted.length - 10); i < sorted.length; i++) top += sorted[i]!;
-    const share = (part: bigint) => decText(pct(part, token.supply));
-    const bit = (flag: number) => 31 - Math.clz32(flag);
-    index.figures = {
-      count: index.members.size,
-      top10Pct: share(top),
-      devPct: share(sums[bit(DEV)]!),
-      sniperPct: share(sums[bit(SNIPER)]!),
-      sniperCount: counts[bit(SNIPER)]!,
-      insiderPct: share(sums[bit(INSIDER)]!),
-      insiderCount: counts[bit(INSIDER)]!,
-      bundlerPct: share(sums[bit(BUNDLER)]!),
-      bundlerCount: counts[bit(BUNDLER)]!,
-      freshWalletPct: share(sums[bit(FRESH)]!),
-      freshWalletCount: counts[bit(FRESH)]!,
-      proTraderPct: share(sums[bit(PRO)]!),
-      proTraderCount: counts[bit(PRO)]!,
-      fomoPct: share(sums[bit(FOMO)]!),
-      phishingPct: share(sums[bit(PHISHING)]!),
-      fundedByCexPct: share(sums[bit(CEX)]!),
-    };
+    index.figures = figuresOf(token.supply, index.members.size, top, sums, counts);
   }
   return { ...index.figures };
 }

@@ -1,11 +1,12 @@
 // Holder figures of one token from its balances (token events only) and wallet facts. Each
 // definition is written out in docs/holders.md.
-import { tokenKey, type Chain } from '../core/chains.ts';
+import { tokenKey } from '../core/chains.ts';
 import { pct } from '../core/decimal.ts';
 import type { Static } from '@sinclair/typebox';
 import type { Holders } from '../core/schemas.ts';
-import { ATTR, type TokenState, type WalletState } from './state.ts';
+import { ATTR, CATEGORIES, CATEGORY, type Category, type TokenState, type WalletState } from './state.ts';
 import { decText } from './format.ts';
+import { setHolding, walletKey } from './wallet-facts.ts';
 
 export const SNIPER_WINDOW_MS = 15_000;
 export const FRESH_WALLET_MS = 24 * 3_600_000;
@@ -42,13 +43,12 @@ function isBurnAddress(wallet: string): boolean {
 /** A token leaves the wallet records that point at it (holdings, creations): its state moves elsewhere. */
 export function detachFromWallets(wallets: Map<string, WalletState>, t: TokenState): void {
   const key = tokenKey(t.chain, t.address);
-  for (const address of t.holders.keys()) wallets.get(walletKey(t.chain, address))?.held.delete(key);
+  for (const address of t.holders.keys()) {
+    const wallet = wallets.get(walletKey(t.chain, address));
+    if (wallet) setHolding(wallet, key, false);
+  }
   const creator = t.creator === '' ? undefined : wallets.get(walletKey(t.chain, t.creator));
   if (creator) creator.created = creator.created.filter((k) => k !== key);
-}
-
-export function walletKey(chain: Chain, wallet: string): string {
-  return tokenKey(chain, wallet);
 }
 
 export function isProTrader(wallet: WalletState | undefined): boolean {
@@ -69,80 +69,87 @@ export function isPhishing(wallet: WalletState | undefined): boolean {
 
 export type HoldersObject = Static<typeof Holders>;
 
-/** Holder figures now: shares are of total supply, counts are of current holders. */
-export function computeHolders(token: TokenState, wallets: Map<string, WalletState>): HoldersObject {
-  let count = 0;
-  const top: bigint[] = []; // the 10 largest balances, descending
-  let dev = 0n,
-    sniper = 0n,
-    insider = 0n,
-    bundler = 0n,
-    fresh = 0n,
-    pro = 0n,
-    fomo = 0n,
-    phishing = 0n,
-    cex = 0n;
-  let sniperCount = 0,
-    insiderCount = 0,
-    bundlerCount = 0,
-    freshCount = 0,
-    proCount = 0;
-  for (const [address, rec] of token.holders) {
-    if (rec.bal <= 0n || isExcludedHolder(token, address)) continue;
-    const bal = rec.bal;
-    count++;
-    if (top.length < 10 || bal > top[top.length - 1]!) {
-      let i = top.length < 10 ? top.length : 9;
-      top[i] = bal;
-      while (i > 0 && top[i - 1]! < bal) {
-        top[i] = top[i - 1]!;
-        top[--i] = bal;
-      }
+/** The categories (CATEGORY bits) a counted holder is in now: the one definition of each. */
+export function categoriesOf(
+  token: TokenState,
+  address: string,
+  attrs: number,
+  wallet: WalletState | undefined,
+): number {
+  let mask = attrs & (CATEGORY.sniper | CATEGORY.bundler | CATEGORY.fresh | CATEGORY.fomo);
+  if (address === token.creator) mask |= CATEGORY.dev;
+  if (isInsider(token, attrs, wallet)) mask |= CATEGORY.insider;
+  if (isProTrader(wallet)) mask |= CATEGORY.pro;
+  if (isPhishing(wallet)) mask |= CATEGORY.phishing;
+  if (isCexFunded(wallet)) mask |= CATEGORY.cex;
+  return mask;
+}
+
+/** Index of each category in per-category sums and counts (CATEGORIES order). */
+export const CATEGORY_INDEX = Object.fromEntries(CATEGORIES.map((c, i) => [c, i])) as Record<Category, number>;
+
+/** Adds (sign 1) or removes (-1) one holder's balance to the sums and counts of its categories. */
+export function addToCategories(sums: bigint[], counts: number[], bal: bigint, mask: number, sign: 1 | -1): void {
+  for (let i = 0; i < CATEGORIES.length; i++) {
+    if (mask & (1 << i)) {
+      if (sign === 1) sums[i]! += bal;
+      else sums[i]! -= bal;
+      counts[i]! += sign;
     }
-    if (address === token.creator) dev += bal;
-    const wallet = wallets.get(walletKey(token.chain, address));
-    const a = rec.attrs;
-    if (a & ATTR.sniper) {
-      sniper += bal;
-      sniperCount++;
-    }
-    if (isInsider(token, a, wallet)) {
-      insider += bal;
-      insiderCount++;
-    }
-    if (a & ATTR.bundler) {
-      bundler += bal;
-      bundlerCount++;
-    }
-    if (a & ATTR.fresh) {
-      fresh += bal;
-      freshCount++;
-    }
-    if (isProTrader(wallet)) {
-      pro += bal;
-      proCount++;
-    }
-    if (a & ATTR.fomo) fomo += bal;
-    if (isPhishing(wallet)) phishing += bal;
-    if (isCexFunded(wallet)) cex += bal;
   }
-  const share = (part: bigint) => decText(pct(part, token.supply));
+}
+
+/** The holder figures from the counted holders' totals: shares are of total supply. */
+export function figuresOf(
+  supply: bigint,
+  count: number,
+  top10: bigint,
+  sums: bigint[],
+  counts: number[],
+): HoldersObject {
+  const share = (part: bigint) => decText(pct(part, supply));
+  const sum = (c: Category) => share(sums[CATEGORY_INDEX[c]]!);
+  const n = (c: Category) => counts[CATEGORY_INDEX[c]]!;
   return {
     count,
-    top10Pct: share(top.reduce((s, b) => s + b, 0n)),
-    devPct: share(dev),
-    sniperPct: share(sniper),
-    sniperCount,
-    insiderPct: share(insider),
-    insiderCount,
-    bundlerPct: share(bundler),
-    bundlerCount,
-    freshWalletPct: share(fresh),
-    freshWalletCount: freshCount,
-    proTraderPct: share(pro),
-    proTraderCount: proCount,
-    fomoPct: share(fomo),
-    phishingPct: share(phishing),
-    fundedByCexPct: share(cex),
+    top10Pct: share(top10),
+    devPct: sum('dev'),
+    sniperPct: sum('sniper'),
+    sniperCount: n('sniper'),
+    insiderPct: sum('insider'),
+    insiderCount: n('insider'),
+    bundlerPct: sum('bundler'),
+    bundlerCount: n('bundler'),
+    freshWalletPct: sum('fresh'),
+    freshWalletCount: n('fresh'),
+    proTraderPct: sum('pro'),
+    proTraderCount: n('pro'),
+    fomoPct: sum('fomo'),
+    phishingPct: sum('phishing'),
+    fundedByCexPct: sum('cex'),
   };
+}
+
+export const emptySums = (): bigint[] => CATEGORIES.map(() => 0n);
+export const emptyCounts = (): number[] => CATEGORIES.map(() => 0);
+
+/**
+ * Holder figures now, recomputed over every holder: the reference the incremental figures
+ * (holder-index.ts) are tested against.
+ */
+export function computeHolders(token: TokenState, wallets: Map<string, WalletState>): HoldersObject {
+  let count = 0;
+  const balances: bigint[] = [];
+  const sums = emptySums();
+  const counts = emptyCounts();
+  for (const [address, rec] of token.holders) {
+    if (rec.bal <= 0n || isExcludedHolder(token, address)) continue;
+    count++;
+    balances.push(rec.bal);
+    const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
+    addToCategories(sums, counts, rec.bal, mask, 1);
+  }
+  balances.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+  const top10 = balances.slice(0, 10).reduce((s, b) => s + b, 0n);
+  return figuresOf(token.supply, count, top10, sums, counts);
 }

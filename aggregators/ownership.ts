@@ -20,33 +20,16 @@ import { partitionFor } from '../core/eventlog/partitioner.ts';
 import type { Consumer, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
 import { journaling, partitionOffsets, uncovered } from './partition-journal.ts';
-import { adoptPartition, decodeToken, durableRows, releaseAll, releasePartition } from './partitioned.ts';
-import type { BatchOutput, Partitioning, Processor } from './process.ts';
+import { adoptPartition, durableRows, releaseAll, releasePartition } from './partitioned.ts';
+import { decodeToken } from './snapshot.ts';
+import type { AggregatorControls, PartitionedHooks } from './contracts.ts';
 import type { AggregatorState } from './state.ts';
 
 export const OWNERS_GROUP = 'spot-aggregate-owners';
 export const OWNERS_TOPIC = 'spot.aggregate-owners.v1';
 
-/** What the aggregator lends the ownership for hand-overs. */
-export interface AggregatorControls {
-  state(): AggregatorState;
-  processor(): Processor;
-  /**
-   * Runs fn in processing order, once everything processed so far is flushed and acknowledged by
-   * the store; what fn puts in `out` is flushed after it.
-   */
-  exclusive(fn: (out: BatchOutput) => Promise<void>): Promise<void>;
-}
-
-/** The aggregator's side of partitioned state. */
-export interface PartitionedHooks {
-  /** At start, with the loaded state (before the processor is built). */
-  attach(state: AggregatorState, controls: AggregatorControls): Partitioning;
-  /** Token keys whose state changed (each flush). */
-  changed(keys: Iterable<string>): void;
-  /** Before the local snapshot, after the sinks acknowledged: owned partitions made durable. Throws when that failed. */
-  beforeSnapshot(): Promise<void>;
-}
+// bench/ imports this from here (kept while bench/ is rewritten in parallel).
+export type { PartitionedHooks } from './contracts.ts';
 
 export interface OwnershipOptions {
   /** The aggregator's event log (its input topics' partition counts). */

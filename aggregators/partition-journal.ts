@@ -3,35 +3,12 @@
 // priced in (native mark, the quote token's price, the trader's wallet facts), and the decay
 // ticks between them. An owner's durable state (partition-state.ts) covers a prefix of them; the
 // rest is what a new owner applies to that state.
-import type { Chain } from '../core/chains.ts';
-import type { Dec } from '../core/decimal.ts';
-import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
-import type { Partitioning } from './process.ts';
-import type { AggregatorState, Funding } from './state.ts';
-
-/** The chain-wide facts a swap of a token read when it was processed. */
-export interface SwapContext {
-  mark: Dec;
-  /** Native price of the quote token, when the swap is quoted in a token priced through it. */
-  quoteN: Dec | null;
-  /** The trader's wallet before the trade. */
-  trades: number;
-  funder: Funding | null;
-  fundedBy: string[];
-  labels: string[];
-}
-
-/** Next offsets of the partition in spot.swaps.v1 and spot.token-events.v1. */
-export interface PartitionOffsets {
-  swaps: number;
-  events: number;
-}
-
-export type JournalEntry =
-  | { k: 'swap'; offset: number; swap: RawSwap; context: SwapContext }
-  | { k: 'event'; offset: number; event: TokenEvent; raw: string }
-  /** A decay tick of the chain's watermark, taken when the partition stood at `at`. */
-  | { k: 'tick'; chain: Chain; time: number; at: PartitionOffsets };
+import { normalizeAddress, tokenKey } from '../core/chains.ts';
+import { ZERO } from '../core/decimal.ts';
+import { TOPICS } from '../core/topics.ts';
+import type { Partitioning } from './contracts.ts';
+import { forgetOldIds, seenBefore } from './dedupe.ts';
+import type { AggregatorState, JournalEntry, PartitionOffsets } from './state.ts';
 
 /** True when state at `covered` already includes the entry. */
 export function isCovered(entry: JournalEntry, covered: PartitionOffsets): boolean {
@@ -57,7 +34,8 @@ export function partitionOffsets(offsets: Record<string, number>, partition: num
 
 /**
  * The processor's Partitioning: what `owns` rejects is journaled in `state.journals`, unless the
- * partition's durable `mark` already covers it; decay ticks go to every partition not owned.
+ * partition's durable `mark` already covers it; decay ticks go to every partition not owned; a
+ * token not owned is kept as a shadow (state.shadows: its price as a quote asset, dedupe ids).
  */
 export function journaling(
   state: AggregatorState,
@@ -76,6 +54,22 @@ export function journaling(
   return {
     owns,
     journal,
+    shadowSwap(swap, at, context, priceNative) {
+      const chain = swap.chain;
+      const key = tokenKey(chain, normalizeAddress(chain, swap.token));
+      const shadows = (state.shadows ??= new Map());
+      let s = shadows.get(key);
+      if (!s) shadows.set(key, (s = { priceN: ZERO, lastT: Number.NEGATIVE_INFINITY, recentIds: new Map() }));
+      if (seenBefore(s.recentIds, swap.id, swap.blockTime)) return false;
+      // The newest trade by event time sets the price, as in the token's own windows.
+      if (swap.blockTime >= s.lastT) {
+        s.priceN = priceNative;
+        s.lastT = swap.blockTime;
+      }
+      forgetOldIds(s.recentIds, s.lastT);
+      journal(at.partition, { k: 'swap', offset: at.offset, swap, context });
+      return true;
+    },
     tick(chain, time) {
       for (let p = 0; p < partitions; p++)
         if (!owns(p)) journal(p, { k: 'tick', chain, time, at: partitionOffsets(state.offsets, p) });

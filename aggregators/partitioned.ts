@@ -1,12 +1,13 @@
 // Distributed aggregation, the state side: a partition's tokens taken over (their owner's durable
 // state plus the journal replayed on it) or given up (kept as shadows, journaled from then on).
-import v8 from 'node:v8';
 import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
-import { isCovered, type JournalEntry, type PartitionOffsets } from './partition-journal.ts';
-import type { BatchOutput, Processor } from './process.ts';
-import type { AggregatorState, ShadowToken, TokenState } from './state.ts';
+import { isCovered } from './partition-journal.ts';
+import type { BatchOutput, Processor } from './contracts.ts';
+import type { AggregatorState, JournalEntry, PartitionOffsets, ShadowToken, TokenState } from './state.ts';
 import { detachFromWallets } from './holders.ts';
+import { lastTradeTime } from './windows.ts';
+import { encodeToken } from './snapshot.ts';
 
 /** A token's durable state and the partition offsets it covers. */
 export interface DurableToken {
@@ -15,16 +16,8 @@ export interface DurableToken {
   token: TokenState;
 }
 
-export const encodeToken = (token: TokenState): string => v8.serialize(token).toString('base64');
-export const decodeToken = (text: string): TokenState => v8.deserialize(Buffer.from(text, 'base64')) as TokenState;
-
 function shadowOf(t: TokenState): ShadowToken {
-  const recs = t.win.recs;
-  return {
-    priceN: t.priceN,
-    lastT: recs.length > 0 ? recs[recs.length - 1]!.t : Number.NEGATIVE_INFINITY,
-    recentIds: t.recentIds,
-  };
+  return { priceN: t.priceN, lastT: lastTradeTime(t.win), recentIds: t.recentIds };
 }
 
 /**

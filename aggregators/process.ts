@@ -4,17 +4,9 @@
 import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import { ZERO, fromUnits, mul, type Dec } from '../core/decimal.ts';
-import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts';
-import type {
-  BalanceRow,
-  BaseGranularity,
-  CandleRow,
-  TokenEventRow,
-  TradeRow,
-  WalletLabelRow,
-} from '../clickhouse/types.ts';
-import { addTrade, bucketFrom, candleRow, newOpenBuckets, recordsInBucket, type Bucket } from './candles.ts';
-import { bucketStart } from '../core/timeframes.ts';
+import type { RawSwap, TokenEvent } from '../core/topics.ts';
+import type { BaseGranularity } from '../clickhouse/types.ts';
+import { addLateTrade, addTrade, candleRow, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import {
   FRESH_WALLET_MS,
   FOMO_MULTIPLE,
@@ -23,7 +15,6 @@ import {
   detachFromWallets,
   isInsider,
   isProTrader,
-  walletKey,
 } from './holders.ts';
 import {
   isReferencePair,
@@ -37,67 +28,36 @@ import {
   type QuoteRate,
 } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
+import { createWalletFacts, holdings, newWallet, setHolding } from './wallet-facts.ts';
 import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
 import {
   ATTR,
   type AggregatorState,
   type HolderRec,
   type PoolState,
+  type SwapContext,
   type TokenState,
   type WalletState,
 } from './state.ts';
 import {
-  LONGEST_WINDOW_MS,
   WINDOW_MS,
   advance,
   hasWindowTrades,
   insert,
+  lastTradeTime,
   newTradeWindow,
   nextExpiry,
   type TradeRec,
 } from './windows.ts';
 import { clampPct, decTextOnce, unitsText } from './format.ts';
-import type { JournalEntry, SwapContext } from './partition-journal.ts';
+import type { BatchOutput, InputPosition, Partitioning, Processor } from './contracts.ts';
+import { forgetOldIds, seenBefore } from './dedupe.ts';
+
+// bench/ imports these from here (kept while bench/ is rewritten in parallel).
+export { newBatchOutput } from './contracts.ts';
 
 /** Stats of tokens whose windows lose trades are recomputed every this much watermark time. */
 export const DECAY_TICK_MS = 10_000;
-/** Trade ids kept per token even when older than 24 h (a quiet token still dedupes late redeliveries). */
-export const RECENT_IDS_FLOOR = 64;
-
-export interface BatchOutput {
-  trades: TradeRow[];
-  tradeMessages: PricedTradeMessage[];
-  candleRows: CandleRow[];
-  tokenEvents: TokenEventRow[];
-  labels: Map<string, WalletLabelRow>;
-  balances: Map<string, BalanceRow>;
-  /** Token keys whose token object (and open candles) changed. */
-  changed: Set<string>;
-  /** Token keys that traded (their candle message is republished). */
-  traded: Set<string>;
-}
-
-/** Forgets trade ids older than the longest window before `now` (redeliveries come far sooner), keeping a floor. */
-function forgetOldIds(ids: Map<string, number>, now: number): void {
-  const horizon = now - LONGEST_WINDOW_MS;
-  for (const [id, time] of ids) {
-    if (time > horizon || ids.size <= RECENT_IDS_FLOOR) break;
-    ids.delete(id);
-  }
-}
-
-export function newBatchOutput(): BatchOutput {
-  return {
-    trades: [],
-    tradeMessages: [],
-    candleRows: [],
-    tokenEvents: [],
-    labels: new Map(),
-    balances: new Map(),
-    changed: new Set(),
-    traded: new Set(),
-  };
-}
 
 const zeroFees = () => ({
   txN: ZERO,
@@ -153,40 +113,10 @@ export function newTokenState(chain: Chain, address: string, decimals: number, t
     updatedAt: time,
     win: newTradeWindow(),
     candles: newOpenBuckets(),
+    closedCandles: [],
     holders: new Map(),
     recentIds: new Map(),
   };
-}
-
-/** Where an input message came from (distributed: its partition decides who owns its token). */
-export interface InputPosition {
-  partition: number;
-  offset: number;
-}
-
-/** Distributed aggregation: which partitions' tokens this instance keeps, and where the rest goes. */
-export interface Partitioning {
-  owns(partition: number): boolean;
-  /** What a partition this instance does not own may need replayed by its next owner. */
-  journal(partition: number, entry: JournalEntry): void;
-  /** A decay tick of the chain's watermark (journaled for every partition not owned). */
-  tick(chain: Chain, time: number): void;
-}
-
-export interface Processor {
-  readonly state: AggregatorState;
-  swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;
-  event(event: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void;
-  /** Hand-over: a journaled swap applied to owned state in the context it was first priced in. */
-  replaySwap(swap: RawSwap, context: SwapContext, out: BatchOutput): void;
-  /** Hand-over: a journaled token event applied to owned state. */
-  replayEvent(event: TokenEvent, raw: string, out: BatchOutput): void;
-  /** Hand-over: a journaled decay tick applied to the given tokens. */
-  decay(tokens: TokenState[], time: number, out: BatchOutput): void;
-  /** Hand-over: a token now owned joins its wallets' holdings and the decay ticks. */
-  adopted(token: TokenState): void;
-  /** Hand-over: a token no longer owned leaves them. */
-  released(token: TokenState): void;
 }
 
 export function createProcessor(ctx: Context, state: AggregatorState, partitioning?: Partitioning): Processor {
@@ -203,16 +133,9 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     return map;
   }
 
-  function wallet(chain: Chain, address: string): WalletState {
-    const key = walletKey(chain, address);
-    let w = state.wallets.get(key);
-    if (!w)
-      state.wallets.set(
-        key,
-        (w = { labels: [], name: null, funder: null, fundedBy: [], trades: 0, held: new Set(), created: [] }),
-      );
-    return w;
-  }
+  // Distributed instances hold different `held` sets (owned tokens only): expiry would diverge.
+  const walletFacts = createWalletFacts(state.wallets, { expire: !partitioning });
+  const wallet = walletFacts.get;
 
   function token(chain: Chain, address: string, decimals: number, time: number): TokenState {
     const key = tokenKey(chain, address);
@@ -229,17 +152,18 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
 
   /** Every token whose holder figures depend on this wallet changes with it (call after the change). */
   function markWallet(w: WalletState, address: string, out: BatchOutput): void {
-    for (const key of w.held) out.changed.add(key);
+    const held = holdings(w);
+    for (const key of held) out.changed.add(key);
     for (const key of w.created) out.changed.add(key);
-    walletHoldersChanged(state.tokens, w.held, address);
+    walletHoldersChanged(state.tokens, held, address);
   }
 
   function setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void {
     const h = holder(t, address);
     h.bal = bal;
     const w = wallet(t.chain, address);
-    if (bal > 0n) w.held.add(key);
-    else w.held.delete(key);
+    walletFacts.touch(w, time);
+    setHolding(w, key, bal > 0n);
     holderChanged(t, address);
     out.balances.set(`${key}:${address}`, {
       chain: t.chain,
@@ -255,6 +179,10 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const old = state.watermarks[chain] ?? 0;
     if (time <= old) return;
     state.watermarks[chain] = time;
+    if (old !== 0) {
+      const forgotten = walletFacts.tick(chain, old, time);
+      if (forgotten > 0) metrics.inc('aggregator.wallets_expired', forgotten);
+    }
     if (old === 0 || Math.floor(time / DECAY_TICK_MS) === Math.floor(old / DECAY_TICK_MS)) return;
     partitioning?.tick(chain, time);
     const tokens = active.get(chain);
@@ -306,26 +234,24 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     }
   }
 
-  function rebuildLate(t: TokenState, rec: TradeRec, granularities: BaseGranularity[], out: BatchOutput): void {
+  /** A trade older than some open base bucket joins its closed bucket, kept within the late-trade horizon. */
+  function lateCandles(t: TokenState, rec: TradeRec, granularities: BaseGranularity[], out: BatchOutput): void {
     metrics.inc('aggregator.late_trades');
-    const recs = t.win.recs;
     for (const g of granularities) {
-      const time = bucketStart(g, rec.t);
-      // Every trade of the bucket must still be kept: none dropped, or the oldest kept is older.
-      if (t.win.trimmed && !(recs.length > 0 && recs[0]!.t < time)) {
+      const b = addLateTrade(t.closedCandles, g, rec, t.win.t);
+      if (!b) {
         metrics.inc('aggregator.late_candle_skipped');
         continue;
       }
-      const b = bucketFrom(time, recordsInBucket(recs, g, time));
-      if (b) out.candleRows.push(candleRow(t.chain, t.address, g, b, decTextOnce));
+      out.candleRows.push(candleRow(t.chain, t.address, g, b, decTextOnce));
+      b.dirty = false;
     }
   }
 
-  const ops: StateOps = { state, wallet, token, holder, setBalance, markWallet };
+  const ops: StateOps = { state, wallet, touch: walletFacts.touch, token, holder, setBalance, markWallet };
 
   // Reused per trade: the hot path allocates no scratch arrays.
-  const scratchClosed: Bucket[] = [];
-  const scratchGranularity: BaseGranularity[] = [];
+  const scratchClosed: ClosedBucket[] = [];
   const scratchLate: BaseGranularity[] = [];
 
   /** Native price of a token used as a quote asset: its latest trade's, owned or not. */
@@ -351,37 +277,30 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
   }
 
   /**
-   * A swap of a token of a partition not owned: only what is chain-wide moves (the trader's wallet,
-   * the token's price as a quote asset); the swap is journaled with the context it read.
+   * A swap of a token of a partition not owned: what is chain-wide moves here (the trader's
+   * wallet); the token's side (its shadow, the journal) is the partitioning's.
    */
   function shadowSwap(swap: RawSwap, out: BatchOutput, at: InputPosition, partitioning: Partitioning): boolean {
     const chain = swap.chain;
-    const key = tokenKey(chain, normalizeAddress(chain, swap.token));
-    const shadows = (state.shadows ??= new Map());
-    let s = shadows.get(key);
-    if (!s) shadows.set(key, (s = { priceN: ZERO, lastT: Number.NEGATIVE_INFINITY, recentIds: new Map() }));
-    if (s.recentIds.has(swap.id)) {
-      metrics.inc('aggregator.duplicate_swaps');
-      return false;
-    }
-    s.recentIds.set(swap.id, swap.blockTime);
     const mark = markOf(state.marks, chain);
     let quoteN: Dec | null = null;
     const rate = quoteRate(chain, swap.quoteAsset, mark, (quote) => (quoteN = quotePrice(chain, quote)));
-    // The newest trade by event time sets the price, as in the token's own windows.
-    if (swap.blockTime >= s.lastT) {
-      s.priceN = priceTrade(swap, rate).priceNative;
-      s.lastT = swap.blockTime;
-    }
-    forgetOldIds(s.recentIds, s.lastT);
     const trader = normalizeAddress(chain, swap.trader);
+    const before = walletFacts.peek(chain, trader);
+    const context: SwapContext = {
+      mark,
+      quoteN,
+      trades: before?.trades ?? 0,
+      funder: before?.funder ?? null,
+      fundedBy: before ? before.fundedBy.slice() : [],
+      labels: before?.labels ?? [],
+    };
+    if (!partitioning.shadowSwap(swap, at, context, priceTrade(swap, rate).priceNative)) {
+      metrics.inc('aggregator.duplicate_swaps');
+      return false;
+    }
     const w = wallet(chain, trader);
-    partitioning.journal(at.partition, {
-      k: 'swap',
-      offset: at.offset,
-      swap,
-      context: { mark, quoteN, trades: w.trades, funder: w.funder, fundedBy: w.fundedBy.slice(), labels: w.labels },
-    });
+    walletFacts.touch(w, swap.blockTime);
     w.trades += 1;
     if (w.trades === PRO_TRADER_TRADES) markWallet(w, trader, out);
     return true;
@@ -393,11 +312,10 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const address = normalizeAddress(chain, swap.token);
     const key = tokenKey(chain, address);
     const t = token(chain, address, swap.tokenDecimals, swap.blockTime);
-    if (t.recentIds.has(swap.id)) {
+    if (seenBefore(t.recentIds, swap.id, swap.blockTime)) {
       metrics.inc('aggregator.duplicate_swaps');
       return false;
     }
-    t.recentIds.set(swap.id, swap.blockTime);
     if (!t.known) {
       t.decimals = swap.tokenDecimals;
       metrics.inc('aggregator.swaps_unknown_token');
@@ -419,13 +337,11 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     // Replayed: the wallet as it was then (a copy; the real one already counted this trade).
     const w: WalletState = context
       ? {
+          ...newWallet(swap.blockTime),
           labels: context.labels,
-          name: null,
           funder: context.funder,
           fundedBy: context.fundedBy,
           trades: context.trades,
-          held: new Set(),
-          created: [],
         }
       : wallet(chain, trader);
     const h = holder(t, trader);
@@ -442,6 +358,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       holderChanged(t, trader);
     }
     if (t.firstPriceN === 0n) t.firstPriceN = p.priceNative;
+    walletFacts.touch(w, swap.blockTime);
     w.trades += 1;
     if (w.trades === PRO_TRADER_TRADES) markWallet(w, trader, out);
 
@@ -511,8 +428,9 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       vn: p.volumeNative,
       vu: p.volumeUsd,
     };
+    const newest = rec.t >= lastTradeTime(t.win);
     insert(t.win, rec);
-    if (t.win.recs[t.win.recs.length - 1] === rec) {
+    if (newest) {
       t.priceN = rec.pn;
       t.priceU = rec.pu;
       t.mcapN = mcapN;
@@ -525,15 +443,17 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     if (known === undefined || bound < known) tracked.set(t, bound);
 
     const closed = scratchClosed,
-      closedGranularity = scratchGranularity,
       late = scratchLate;
     closed.length = 0;
-    closedGranularity.length = 0;
     late.length = 0;
-    addTrade(t.candles, rec, closed, closedGranularity, late);
-    for (let i = 0; i < closed.length; i++)
-      out.candleRows.push(candleRow(chain, address, closedGranularity[i]!, closed[i]!, decTextOnce));
-    if (late.length > 0) rebuildLate(t, rec, late, out);
+    addTrade(t.candles, rec, closed, late);
+    for (const c of closed) {
+      if (c.b.dirty) out.candleRows.push(candleRow(chain, address, c.g, c.b, decTextOnce));
+      c.b.dirty = false;
+      t.closedCandles.push(c);
+    }
+    if (late.length > 0) lateCandles(t, rec, late, out);
+    forgetClosed(t.closedCandles, t.win.t);
 
     forgetOldIds(t.recentIds, t.win.t);
 
@@ -629,7 +549,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     },
     adopted(t) {
       const key = tokenKey(t.chain, t.address);
-      for (const [address, h] of t.holders) if (h.bal > 0n) wallet(t.chain, address).held.add(key);
+      for (const [address, h] of t.holders) if (h.bal > 0n) setHolding(wallet(t.chain, address), key, true);
       if (t.creator !== '') {
         const creator = wallet(t.chain, t.creator);
         if (!creator.created.includes(key)) creator.created.push(key);

@@ -5,6 +5,7 @@ import type { Context } from '../core/context.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
+import type { EvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import { createAggregator } from './aggregator.ts';
 import { dropSnapshots } from './snapshot.ts';
 
@@ -16,6 +17,8 @@ export interface ReplayOptions {
   progress?: (done: number, total: number) => void;
   /** Where the progress bar goes (default process.stderr); null prints nothing. */
   output?: NodeJS.WriteStream | null;
+  /** Where idle tokens leave memory for (aggregators/eviction.ts); none keeps every token. */
+  evictedStore?: EvictedTokenStore;
 }
 
 export interface ReplayResult {
@@ -45,6 +48,7 @@ export async function runReplay(ctx: Context, options: ReplayOptions): Promise<R
     name: options.name ?? 'default',
     publish: true,
     publishTrades: false,
+    evictedStore: options.evictedStore,
   });
   let lastLine = 0;
   const report = (final: boolean) => {

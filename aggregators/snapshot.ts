@@ -1,10 +1,12 @@
 // Aggregator state snapshots: v8.serialize (Maps, Sets and bigints as they are) written
-// atomically (tmp file, fsync, rename) to <dataDir>/aggregator/snapshot-<name>.bin.
+// atomically (tmp file, fsync, rename) to <dataDir>/aggregator/snapshot-<name>.bin; one token's
+// state as text for ClickHouse (distributed durable state, evicted tokens).
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import type { Context } from '../core/context.ts';
-import type { AggregatorState } from './state.ts';
+import type { AggregatorState, TokenState } from './state.ts';
+import { upgradeState, upgradeToken } from './upgrade.ts';
 
 export function snapshotDir(ctx: Context): string {
   return path.join(ctx.config.dataDir, 'aggregator');
@@ -31,8 +33,8 @@ export function writeSnapshot(file: string, state: AggregatorState): number {
 
 export function readSnapshot(file: string): AggregatorState | null {
   if (!fs.existsSync(file)) return null;
-  const state = v8.deserialize(fs.readFileSync(file)) as AggregatorState;
-  if (state?.version !== 1) throw new Error(`unsupported aggregator snapshot ${file}`);
+  const state = upgradeState(v8.deserialize(fs.readFileSync(file)));
+  if (!state) throw new Error(`unsupported aggregator snapshot ${file}`);
   return state;
 }
 
@@ -43,3 +45,7 @@ export function dropSnapshots(ctx: Context): void {
   for (const file of fs.readdirSync(dir))
     if (file.startsWith('snapshot-')) fs.rmSync(path.join(dir, file), { force: true });
 }
+
+/** One token's state as stored in ClickHouse (base64 of its v8 serialisation). */
+export const encodeToken = (token: TokenState): string => v8.serialize(token).toString('base64');
+export const decodeToken = (text: string): TokenState => upgradeToken(v8.deserialize(Buffer.from(text, 'base64')));

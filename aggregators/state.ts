@@ -2,19 +2,40 @@
 // v8.serialize call and a restore is one v8.deserialize.
 import type { Chain } from '../core/chains.ts';
 import type { Dec } from '../core/decimal.ts';
-import type { OpenBuckets } from './candles.ts';
-import type { JournalEntry } from './partition-journal.ts';
+import type { RawSwap, TokenEvent } from '../core/topics.ts';
+import type { ClosedBucket, OpenBuckets } from './candles.ts';
 import type { MarkBook } from './pricing.ts';
 import type { TradeWindow } from './windows.ts';
 
-/** Per (token, wallet) attributes fixed when they happen (bit flags). */
-export const ATTR = {
-  bought: 1,
+/**
+ * Holder categories (docs/holders.md), one bit each: a holder's category mask (holders.ts
+ * categoriesOf) and the stored attributes share this layout.
+ */
+export const CATEGORY = {
+  dev: 1,
   sniper: 2,
-  bundler: 4,
-  insider: 8,
+  insider: 4,
+  bundler: 8,
   fresh: 16,
-  fomo: 32,
+  pro: 32,
+  fomo: 64,
+  phishing: 128,
+  cex: 256,
+} as const;
+export type Category = keyof typeof CATEGORY;
+export const CATEGORIES = Object.keys(CATEGORY) as Category[];
+
+/**
+ * Per (token, wallet) attributes fixed when they happen (HolderRec.attrs): the categories fixed at
+ * the first buy, insider by a transfer from the creator, and `bought` (not a category).
+ */
+export const ATTR = {
+  bought: 512,
+  sniper: CATEGORY.sniper,
+  bundler: CATEGORY.bundler,
+  insider: CATEGORY.insider,
+  fresh: CATEGORY.fresh,
+  fomo: CATEGORY.fomo,
 } as const;
 
 export interface HolderRec {
@@ -93,10 +114,12 @@ export interface TokenState {
   updatedAt: number;
   win: TradeWindow;
   candles: OpenBuckets;
+  /** Base buckets closed within the late-trade horizon (candles.ts). */
+  closedCandles: ClosedBucket[];
   holders: Map<string, HolderRec>;
   /** Contracts holding the token's singleton pools (V4 PoolManager): not holders. Absent in older snapshots. */
   custody?: string[];
-  /** Recent trade ids (id → event time) for dedupe of redelivered swaps. */
+  /** Trade ids of the dedupe horizon (id → event time) for redelivered swaps (process.ts forgetOldIds). */
   recentIds: Map<string, number>;
 }
 
@@ -116,10 +139,12 @@ export interface WalletState {
   /** Every wallet that sent it native funds (for insiders), first few only. */
   fundedBy: string[];
   trades: number;
-  /** Tokens (tokenKey) the wallet holds a balance of: their holder figures depend on it. */
-  held: Set<string>;
+  /** Tokens (tokenKey) the wallet holds a balance of: their holder figures depend on it. Absent when none (most wallets). */
+  held?: Set<string>;
   /** Tokens (tokenKey) it created: their devFunding depends on it. */
   created: string[];
+  /** Event time of its latest trade, funding received, label or balance change (wallet expiry). */
+  at: number;
 }
 
 /**
@@ -134,14 +159,47 @@ export interface ShadowToken {
   recentIds: Map<string, number>;
 }
 
+/** The chain-wide facts a swap of a token read when it was processed (distributed journals). */
+export interface SwapContext {
+  mark: Dec;
+  /** Native price of the quote token, when the swap is quoted in a token priced through it. */
+  quoteN: Dec | null;
+  /** The trader's wallet before the trade. */
+  trades: number;
+  funder: Funding | null;
+  fundedBy: string[];
+  labels: string[];
+}
+
+/** Next offsets of a partition in spot.swaps.v1 and spot.token-events.v1. */
+export interface PartitionOffsets {
+  swaps: number;
+  events: number;
+}
+
+/** An input of a partition not owned, kept for its next owner (aggregators/partition-journal.ts). */
+export type JournalEntry =
+  | { k: 'swap'; offset: number; swap: RawSwap; context: SwapContext }
+  | { k: 'event'; offset: number; event: TokenEvent; raw: string }
+  /** A decay tick of the chain's watermark, taken when the partition stood at `at`. */
+  | { k: 'tick'; chain: Chain; time: number; at: PartitionOffsets };
+
+/**
+ * Version 2: windows from per-time buckets, closed candles of the late-trade horizon, a 10 min
+ * dedupe horizon, wallet activity times, attribute bits in the CATEGORY layout.
+ */
+export const STATE_VERSION = 2;
+
 export interface AggregatorState {
-  version: 1;
+  version: typeof STATE_VERSION;
   /** Distributed: only the tokens of owned partitions. */
   tokens: Map<string, TokenState>;
   /** Distributed: the tokens of the partitions this instance does not own. */
   shadows?: Map<string, ShadowToken>;
   /** Distributed: per partition not owned, what its owner may still need replayed (aggregators/partition-journal.ts). */
   journals?: Map<number, JournalEntry[]>;
+  /** Embedded: keys of tokens that left memory for ClickHouse (aggregators/eviction.ts). */
+  evicted?: Set<string>;
   wallets: Map<string, WalletState>;
   marks: MarkBook;
   /** Max event time processed per chain. */
@@ -152,5 +210,13 @@ export interface AggregatorState {
 }
 
 export function newState(): AggregatorState {
-  return { version: 1, tokens: new Map(), wallets: new Map(), marks: {}, watermarks: {}, offsets: {}, processed: 0 };
+  return {
+    version: STATE_VERSION,
+    tokens: new Map(),
+    wallets: new Map(),
+    marks: {},
+    watermarks: {},
+    offsets: {},
+    processed: 0,
+  };
 }

@@ -3,10 +3,10 @@
 import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
 import { ZERO, fromUnits, mul } from '../core/decimal.ts';
 import type { TokenEvent } from '../core/topics.ts';
-import { walletKey } from './holders.ts';
+import { walletKey } from './wallet-facts.ts';
 import { holderChanged, holdersReset } from './holder-index.ts';
 import { markOf } from './pricing.ts';
-import type { BatchOutput } from './process.ts';
+import type { BatchOutput } from './contracts.ts';
 import { clampPct } from './format.ts';
 import { ATTR, type AggregatorState, type HolderRec, type TokenState, type WalletState } from './state.ts';
 
@@ -14,6 +14,8 @@ import { ATTR, type AggregatorState, type HolderRec, type TokenState, type Walle
 export interface StateOps {
   state: AggregatorState;
   wallet(chain: Chain, address: string): WalletState;
+  /** Records the wallet's activity at an event time (wallet-facts.ts). */
+  touch(wallet: WalletState, time: number): void;
   token(chain: Chain, address: string, decimals: number, time: number): TokenState;
   holder(t: TokenState, address: string): HolderRec;
   /** `key` is tokenKey(t.chain, t.address). */
@@ -23,13 +25,14 @@ export interface StateOps {
 }
 
 export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: BatchOutput): void {
-  const { state, wallet, token, holder, setBalance, markWallet } = ops;
+  const { state, wallet, touch, token, holder, setBalance, markWallet } = ops;
   const chain = e.chain;
   const tokenAddress = e.token === null ? '' : normalizeAddress(chain, e.token);
   out.tokenEvents.push({ id: e.id, chain, token: tokenAddress, kind: e.kind, blockTime: e.blockTime, body: raw });
   if (e.kind === 'walletLabel') {
     const address = normalizeAddress(chain, e.wallet);
     const w = wallet(chain, address);
+    touch(w, e.blockTime);
     w.labels = [...e.labels];
     w.name = e.name;
     out.labels.set(walletKey(chain, address), {
@@ -44,6 +47,7 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
     const to = normalizeAddress(chain, e.to);
     const from = normalizeAddress(chain, e.from);
     const w = wallet(chain, to);
+    touch(w, e.blockTime);
     if (!w.fundedBy.includes(from) && w.fundedBy.length < 16) w.fundedBy.push(from);
     if (!w.funder) {
       const amountN = fromUnits(e.amount, CHAIN_INFO[chain].native.decimals);

@@ -3,7 +3,7 @@
 import type { Token } from '../core/schemas.ts';
 import { ZERO, type Dec } from '../core/decimal.ts';
 import { CHAIN_INFO } from '../core/chains.ts';
-import { walletKey } from './holders.ts';
+import { walletKey } from './wallet-facts.ts';
 import { holderFigures } from './holder-index.ts';
 import { quoteSymbol } from './pricing.ts';
 import type { PoolState, TokenState, WalletState } from './state.ts';

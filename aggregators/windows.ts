@@ -1,6 +1,8 @@
-// Trailing-window stats (5m, 30m, 1h, 6h, 24h) by event time over compact trade records.
-// statsAt is the pure definition; TradeWindow keeps the same numbers incrementally (running sums
-// and one head index per window) for a stats time that only moves forward.
+// Trailing-window stats (5m, 30m, 1h, 6h, 24h) by event time. statsAt is the pure definition over
+// trade records; TradeWindow keeps the same numbers incrementally from one bucket per distinct
+// event time (block times are whole seconds, so at most one bucket per second of the last 24 h,
+// whatever the number of trades), with running sums and one head index per window for a stats
+// time that only moves forward.
 import { STATS_WINDOWS, type StatsWindow, type StatsWindowObject } from '../core/schemas.ts';
 import { ZERO, pctChange, type Dec } from '../core/decimal.ts';
 import { decText } from './format.ts';
@@ -15,7 +17,7 @@ export const WINDOW_MS: Record<StatsWindow, number> = {
 const SIZES = STATS_WINDOWS.map((w) => WINDOW_MS[w]);
 const LONGEST = 24 * 3_600_000;
 
-/** One trade as the windows and late candle rebuilds need it; kept sorted by (t, seq). */
+/** One trade as the windows and candles need it (transient: never kept). */
 export interface TradeRec {
   t: number;
   seq: number;
@@ -48,7 +50,8 @@ export function statsAt(trades: readonly TradeRec[], t: number): Record<StatsWin
     for (let k = head; k < end; k++) addTo(sums, trades[k]!);
     const last = end > 0 ? trades[end - 1]! : undefined;
     const ref = head > 0 ? trades[head - 1] : trades[head];
-    out[w] = windowObject(sums, ref && head < end ? ref : last, last);
+    const refRec = ref && head < end ? ref : last;
+    out[w] = windowObject(sums, refRec?.pu, last?.pu);
   });
   return out;
 }
@@ -64,7 +67,6 @@ interface Sums {
 
 const emptySums = (): Sums => ({ bn: ZERO, bu: ZERO, sn: ZERO, su: ZERO, bc: 0, sc: 0 });
 
-// Separate add and remove (no bigint multiplication by ±1n: each one allocates).
 function addTo(s: Sums, r: TradeRec): void {
   if (r.buy) {
     s.bn += r.vn;
@@ -77,20 +79,8 @@ function addTo(s: Sums, r: TradeRec): void {
   }
 }
 
-function removeFrom(s: Sums, r: TradeRec): void {
-  if (r.buy) {
-    s.bn -= r.vn;
-    s.bu -= r.vu;
-    s.bc -= 1;
-  } else {
-    s.sn -= r.vn;
-    s.su -= r.vu;
-    s.sc -= 1;
-  }
-}
-
-function windowObject(s: Sums, ref: TradeRec | undefined, last: TradeRec | undefined): StatsWindowObject {
-  const change = ref && last ? pctChange(ref.pu, last.pu) : ZERO;
+function windowObject(s: Sums, ref: Dec | undefined, last: Dec | undefined): StatsWindowObject {
+  const change = ref !== undefined && last !== undefined ? pctChange(ref, last) : ZERO;
   return {
     priceChangePct: decText(change),
     volume: { native: decText(s.bn + s.sn), usd: decText(s.bu + s.su) },
@@ -101,84 +91,148 @@ function windowObject(s: Sums, ref: TradeRec | undefined, last: TradeRec | undef
   };
 }
 
+/**
+ * The trades of one event time, summed: the sums the windows add and remove, and the USD price of
+ * its first and last trade by seq (the windows' price references).
+ */
+export interface TimeBucket {
+  t: number;
+  /** Seq and USD price of its first and last trade. */
+  fs: number;
+  fp: Dec;
+  ls: number;
+  lp: Dec;
+  bc: number;
+  sc: number;
+  bn: Dec;
+  bu: Dec;
+  sn: Dec;
+  su: Dec;
+}
+
+function bucketOf(r: TradeRec): TimeBucket {
+  return r.buy
+    ? { t: r.t, fs: r.seq, fp: r.pu, ls: r.seq, lp: r.pu, bc: 1, sc: 0, bn: r.vn, bu: r.vu, sn: ZERO, su: ZERO }
+    : { t: r.t, fs: r.seq, fp: r.pu, ls: r.seq, lp: r.pu, bc: 0, sc: 1, bn: ZERO, bu: ZERO, sn: r.vn, su: r.vu };
+}
+
+function mergeInto(b: TimeBucket, r: TradeRec): void {
+  if (r.buy) {
+    b.bn += r.vn;
+    b.bu += r.vu;
+    b.bc += 1;
+  } else {
+    b.sn += r.vn;
+    b.su += r.vu;
+    b.sc += 1;
+  }
+  if (r.seq < b.fs) {
+    b.fs = r.seq;
+    b.fp = r.pu;
+  }
+  if (r.seq > b.ls) {
+    b.ls = r.seq;
+    b.lp = r.pu;
+  }
+}
+
+function removeBucket(s: Sums, b: TimeBucket): void {
+  s.bn -= b.bn;
+  s.bu -= b.bu;
+  s.sn -= b.sn;
+  s.su -= b.su;
+  s.bc -= b.bc;
+  s.sc -= b.sc;
+}
+
 /** Incremental windows of one token: plain data (snapshots serialise it as is). */
 export interface TradeWindow {
-  recs: TradeRec[];
-  /** Absolute index into recs of each window's first record inside it. */
+  /** One bucket per distinct event time, ascending; one bucket older than the 24h window is kept (its reference). */
+  buckets: TimeBucket[];
+  /** Absolute index into buckets of each window's first bucket inside it. */
   heads: number[];
   sums: Sums[];
   /** Stats time: only moves forward. */
   t: number;
-  /** True once records older than the kept ones were dropped. */
-  trimmed: boolean;
 }
 
 export function newTradeWindow(): TradeWindow {
-  return { recs: [], heads: SIZES.map(() => 0), sums: SIZES.map(emptySums), t: 0, trimmed: false };
+  return { buckets: [], heads: SIZES.map(() => 0), sums: SIZES.map(emptySums), t: 0 };
 }
 
-/** Moves the stats time forward to t, expiring records out of each window. */
+/** Buckets dropped at once when at least this many lie before the 24h reference (amortises the splice). */
+const TRIM_AT = 64;
+
+/** Moves the stats time forward to t, expiring buckets out of each window. */
 export function advance(win: TradeWindow, t: number): void {
   if (t <= win.t) return;
   win.t = t;
-  const { recs } = win;
+  const { buckets } = win;
   for (let i = 0; i < SIZES.length; i++) {
     const from = t - SIZES[i]!;
     let head = win.heads[i]!;
     const sums = win.sums[i]!;
-    while (head < recs.length && recs[head]!.t <= from) removeFrom(sums, recs[head++]!);
+    while (head < buckets.length && buckets[head]!.t <= from) removeBucket(sums, buckets[head++]!);
     win.heads[i] = head;
   }
-  // Keep one record before the longest window: the 24h reference price.
+  // Keep one bucket before the longest window: the 24h reference price.
   const keepFrom = win.heads[SIZES.length - 1]! - 1;
-  if (keepFrom > 256 && keepFrom * 2 > recs.length) {
-    recs.splice(0, keepFrom);
+  if (keepFrom >= TRIM_AT && keepFrom * 2 >= buckets.length) {
+    buckets.splice(0, keepFrom);
     for (let i = 0; i < win.heads.length; i++) win.heads[i]! -= keepFrom;
-    win.trimmed = true;
   }
 }
 
-/** Adds a trade (stats time moves to its time when later); late trades go to their sorted place. */
+/** Adds a trade (stats time moves to its time when later); a late trade joins its time's bucket. */
 export function insert(win: TradeWindow, rec: TradeRec): void {
   advance(win, rec.t);
-  const { recs } = win;
-  let pos = recs.length;
-  while (pos > 0 && before(rec, recs[pos - 1]!)) pos--;
-  if (pos === recs.length) recs.push(rec);
-  else recs.splice(pos, 0, rec);
+  const { buckets } = win;
+  let pos = buckets.length;
+  while (pos > 0 && buckets[pos - 1]!.t > rec.t) pos--;
+  const same = pos > 0 && buckets[pos - 1]!.t === rec.t;
+  if (same) mergeInto(buckets[pos - 1]!, rec);
+  else if (pos === buckets.length) buckets.push(bucketOf(rec));
+  else buckets.splice(pos, 0, bucketOf(rec));
   for (let i = 0; i < SIZES.length; i++) {
-    // Not inside (t − w, t]: it sorts at or before the head, so the head moves past it.
-    if (rec.t <= win.t - SIZES[i]!) win.heads[i]! += 1;
-    else addTo(win.sums[i]!, rec);
+    // Not inside (t − w, t]: its bucket sorts before the head (a new one moves the head past it).
+    if (rec.t <= win.t - SIZES[i]!) {
+      if (!same) win.heads[i]! += 1;
+    } else addTo(win.sums[i]!, rec);
   }
 }
 
-/** Stats at the window's current time; equals statsAt(recs, t) for the records kept. */
+/** Stats at the window's current time; equals statsAt over every trade inserted. */
 export function windowStats(win: TradeWindow): Record<StatsWindow, StatsWindowObject> {
-  const { recs } = win;
-  const last = recs.length > 0 ? recs[recs.length - 1] : undefined;
+  const { buckets } = win;
+  const last = buckets.length > 0 ? buckets[buckets.length - 1]!.lp : undefined;
   const out = {} as Record<StatsWindow, StatsWindowObject>;
   STATS_WINDOWS.forEach((w, i) => {
     const head = win.heads[i]!;
-    const ref = head < recs.length ? (head > 0 ? recs[head - 1] : recs[head]) : last;
+    const ref = head < buckets.length ? (head > 0 ? buckets[head - 1]!.lp : buckets[head]!.fp) : last;
     out[w] = windowObject(win.sums[i]!, ref, last);
   });
   return out;
 }
 
-/** The earliest event time at which some window loses a record (Infinity when none can). */
+/** Event time of the newest trade (-Infinity before the first). */
+export function lastTradeTime(win: TradeWindow): number {
+  const { buckets } = win;
+  return buckets.length > 0 ? buckets[buckets.length - 1]!.t : Number.NEGATIVE_INFINITY;
+}
+
+/** The earliest event time at which some window loses a bucket (Infinity when none can). */
 export function nextExpiry(win: TradeWindow): number {
   let next = Infinity;
   for (let i = 0; i < SIZES.length; i++) {
     const head = win.heads[i]!;
-    if (head < win.recs.length) next = Math.min(next, win.recs[head]!.t + SIZES[i]!);
+    if (head < win.buckets.length) next = Math.min(next, win.buckets[head]!.t + SIZES[i]!);
   }
   return next;
 }
 
 /** True when the 24h window still holds a trade (the token's stats can still decay). */
 export function hasWindowTrades(win: TradeWindow): boolean {
-  return win.heads[SIZES.length - 1]! < win.recs.length;
+  return win.heads[SIZES.length - 1]! < win.buckets.length;
 }
 
 export const LONGEST_WINDOW_MS = LONGEST;

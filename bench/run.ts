@@ -66,7 +66,7 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   memory: {
     file: 'memory.ts',
     params: { tokens: 20_000 },
-    quick: { tokens: 200 },
+    quick: { tokens: 200, aggTokens: 50, aggFewTrades: 10, aggManyTrades: 100, aggWallets: 2000 },
     nodeArgs: ['--expose-gc'],
     timeoutMs: 120_000,
   },

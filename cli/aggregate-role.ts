@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Context } from '../core/context.ts';
 import { createKafkaLog } from '../core/eventlog/kafka.ts';
 import { createAggregator } from '../aggregators/aggregator.ts';
+import { createEvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import { createOwnership } from '../aggregators/ownership.ts';
 import { snapshotDir } from '../aggregators/snapshot.ts';
 import type { Runtime } from './runtime.ts';
@@ -27,7 +28,13 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
   const { ctx, log } = runtime;
   const { store, client } = await runtime.store();
   if (log.kind !== 'kafka' || !ctx.config.kafkaBrokers) {
-    const aggregator = createAggregator(ctx, { log, store, name, snapshotEveryMs: ctx.config.aggregateSnapshotMs });
+    const aggregator = createAggregator(ctx, {
+      log,
+      store,
+      name,
+      snapshotEveryMs: ctx.config.aggregateSnapshotMs,
+      evictedStore: createEvictedTokenStore(client),
+    });
     await aggregator.start();
     runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
     return;

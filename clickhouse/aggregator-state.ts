@@ -84,3 +84,37 @@ FROM spot.aggregator_tokens WHERE partition = {partition:UInt32} GROUP BY token`
     },
   };
 }
+
+/** Token states that left the embedded aggregator's memory (migration 3), by token key. */
+export interface EvictedTokenStore {
+  /** Stores the states; `version` orders rewrites of one key (the latest wins). */
+  write(tokens: Array<{ key: string; state: string }>, version: number): Promise<void>;
+  /** The latest stored state of each key found. */
+  read(keys: string[]): Promise<Map<string, string>>;
+}
+
+export function createEvictedTokenStore(client: ClickHouseClient): EvictedTokenStore {
+  return {
+    async write(tokens, version) {
+      if (tokens.length === 0) return;
+      const now = Date.now();
+      await client.insert({
+        table: 'spot.aggregator_evicted',
+        format: 'JSONEachRow',
+        values: tokens.map((t) => ({ token: t.key, version, state: t.state, evicted_at: now })),
+      });
+    },
+
+    async read(keys) {
+      if (keys.length === 0) return new Map();
+      const result = await client.query({
+        query: `SELECT token, argMax(state, version) AS state FROM spot.aggregator_evicted
+WHERE token IN {keys:Array(String)} GROUP BY token`,
+        query_params: { keys },
+        format: 'JSONEachRow',
+      });
+      const rows = await result.json<{ token: string; state: string }>();
+      return new Map(rows.map((row) => [row.token, row.state]));
+    },
+  };
+}

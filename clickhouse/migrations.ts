@@ -144,6 +144,21 @@ ORDER BY (partition, token)`,
 ORDER BY partition`,
     ],
   },
+  {
+    version: 3,
+    name: 'evicted aggregator token state',
+    statements: [
+      // A token that stopped trading leaves the aggregator's memory for here and comes back on its
+      // next input (aggregators/eviction.ts); version: the aggregator's processed count then.
+      `CREATE TABLE IF NOT EXISTS spot.aggregator_evicted (
+  token String,
+  version UInt64,
+  state String,
+  evicted_at ${TIME}
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY token`,
+    ],
+  },
 ];
 
 /** Tables rebuilt from the raw log by a replay (everything except the migration record). */
@@ -157,6 +172,7 @@ export const DERIVED_TABLES = [
   'balances',
   'aggregator_tokens',
   'aggregator_partitions',
+  'aggregator_evicted',
 ] as const;
 
 /** Applies the migrations not yet recorded; returns the versions it applied. */

@@ -1,11 +1,11 @@
 // Pure parts of the aggregator: pricing, windows, candle buckets, holder definitions, discovery.
 import assert from 'node:assert/strict';
+import v8 from 'node:v8';
 import { ONE, fromInt, parse, decToString } from '../core/decimal.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
-import type { Token } from '../core/schemas.ts';
 import {
   markOf,
   median,
@@ -17,12 +17,13 @@ import {
   isReferencePair,
 } from '../aggregators/pricing.ts';
 import { advance, insert, newTradeWindow, statsAt, windowStats, type TradeRec } from '../aggregators/windows.ts';
-import { addTrade, newOpenBuckets, type Bucket } from '../aggregators/candles.ts';
+import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/candles.ts';
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
-import { createProcessor, newBatchOutput } from '../aggregators/process.ts';
-import { newState } from '../aggregators/state.ts';
+import { newBatchOutput } from '../aggregators/contracts.ts';
+import { createProcessor } from '../aggregators/process.ts';
+import { ATTR, newState, type HolderRec, type TokenState } from '../aggregators/state.ts';
+import { upgradeToken } from '../aggregators/upgrade.ts';
 import { buildToken } from '../aggregators/view.ts';
-import { bondingCurveActivity, columnOf, sortValue } from '../aggregators/discovery.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
 import { bruteStats } from './fixtures/aggregator-brute.ts';
 
@@ -161,8 +162,9 @@ function randomRecs(seed: number, count: number): TradeRec[] {
   const recs: TradeRec[] = [];
   let t = 1_700_000_000_000;
   for (let seq = 1; seq <= count; seq++) {
-    t += Math.floor(r() * 400_000);
-    const late = r() < 0.05 ? Math.floor(r() * 600_000) : 0; // some trades arrive late
+    // Whole seconds (block times), several trades in some of them.
+    if (r() > 0.3) t += Math.floor(r() * 400) * 1000;
+    const late = r() < 0.05 ? Math.floor(r() * 600) * 1000 : 0; // some trades arrive late
     const pu = fromInt(Math.floor(r() * 1000) + 1) / 7n;
     recs.push({
       t: t - late,
@@ -247,7 +249,7 @@ describe('aggregator windows', () => {
     });
     advance(win, win.t + 2 * 86_400_000);
     assert.deepEqual(windowStats(win), statsAt(sortRecs(seen), win.t));
-    assert.ok(win.recs.length < 1500, 'old records are dropped');
+    assert.ok(win.buckets.length < 1000, 'one bucket per second, old ones dropped');
   });
 });
 
@@ -276,9 +278,9 @@ describe('aggregator candle buckets', () => {
       vn: ONE,
       vu: ONE,
     });
-    const closed: Bucket[] = [];
+    const closed: ClosedBucket[] = [];
     for (const rec of [mk(10_000, 1, '2'), mk(30_000, 2, '5'), mk(5_000, 3, '1'), mk(20_000, 4, '3')])
-      addTrade(open, rec, closed, [], []);
+      addTrade(open, rec, closed, []);
     const minute = open[4]!; // 1m
     assert.equal(minute.time, base);
     assert.deepEqual([minute.o[0], minute.h[0], minute.l[0], minute.c[0]], [d('1'), d('5'), d('1'), d('5')]);
@@ -525,27 +527,51 @@ describe('aggregator holders: singleton pools', () => {
   });
 });
 
-describe('aggregator discovery', () => {
-  const base = {
-    launchpad: 'pumpfun',
-    graduatedAt: null,
-    bondingCurvePct: '10',
-    createdAt: 5,
-    stats: { '1h': { volume: { usd: '99' } }, '24h': { volume: { usd: '7' }, buyCount: 2, sellCount: 3 } },
-  } as unknown as Token;
-  it('places launchpad tokens in the column their curve selects', () => {
-    assert.equal(columnOf(base), 'newPairs');
-    assert.equal(columnOf({ ...base, bondingCurvePct: '39.99' }), 'newPairs');
-    assert.equal(columnOf({ ...base, bondingCurvePct: '40' }), 'graduating');
-    assert.equal(columnOf({ ...base, bondingCurvePct: '100', graduatedAt: 9 }), 'graduated');
-    assert.equal(columnOf({ ...base, bondingCurvePct: null }), 'graduated');
-    assert.equal(columnOf({ ...base, launchpad: null }), null);
-  });
-  it('ranks bondingCurveActivity as pct × ln(1 + 1h USD volume)', () => {
-    assert.equal(bondingCurveActivity(base), 10 * Math.log(100));
-    assert.equal(bondingCurveActivity({ ...base, bondingCurvePct: null }), 0);
-    assert.equal(sortValue(base, 'tradeCount24h'), 5);
-    assert.equal(sortValue(base, 'volume24hUsd'), 7);
-    assert.equal(sortValue(base, 'graduatedAt'), null);
+describe('aggregator state upgrade', () => {
+  it('brings a version-1 token (every trade of 24 h kept) to the same windows, closed candles and attributes', () => {
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    const out = newBatchOutput();
+    const traders = [addr(0x31), addr(0x32), addr(0x33)];
+    let time = T;
+    for (let i = 0; i < 400; i++) {
+      time += (i % 4 === 0 ? 0 : 1 + (i % 7)) * 1000; // whole seconds, some shared
+      p.swap(
+        swap(time, 100 + i, traders[i % 3]!, i % 5 === 0 ? 'sell' : 'buy', 10n ** 18n, BigInt(1000 + i) * 10n ** 12n),
+        out,
+      );
+    }
+    p.swap(swap(time - 30_000, 90, traders[0]!, 'buy', 10n ** 18n, 5n * 10n ** 15n), out); // late
+    const current = state.tokens.get(`${CHAIN}:${TOKEN}`)!;
+    const recs: TradeRec[] = out.trades
+      .map((r) => ({
+        t: r.timestamp,
+        seq: r.seq,
+        buy: r.side === 'buy',
+        pn: parse(r.priceNative),
+        pu: parse(r.priceUsd),
+        mn: parse(r.marketCapNative),
+        mu: parse(r.marketCapUsd),
+        vn: parse(r.volumeNative),
+        vu: parse(r.volumeUsd),
+      }))
+      .sort((a, b) => a.t - b.t || a.seq - b.seq);
+    const copy = v8.deserialize(v8.serialize(current)) as Record<string, unknown> & { holders: Map<string, HolderRec> };
+    const v1Bits: Array<[number, number]> = [
+      [ATTR.bought, 1],
+      [ATTR.sniper, 2],
+      [ATTR.bundler, 4],
+      [ATTR.insider, 8],
+      [ATTR.fresh, 16],
+      [ATTR.fomo, 32],
+    ];
+    for (const h of copy.holders.values()) h.attrs = v1Bits.reduce((a, [now, v1]) => (h.attrs & now ? a | v1 : a), 0);
+    copy.win = { recs, heads: [], sums: [], t: current.win.t, trimmed: false };
+    delete copy.closedCandles;
+    const upgraded = upgradeToken(copy as unknown as TokenState);
+    assert.deepEqual(windowStats(upgraded.win), windowStats(current.win));
+    assert.deepEqual(upgraded.closedCandles, current.closedCandles);
+    assert.deepEqual(upgraded.holders, current.holders);
+    assert.ok(current.closedCandles.length > 0);
   });
 });

@@ -10,16 +10,12 @@ import { createLogger } from '../core/logger.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { swapKey, tokenEventKey } from '../ingest/publisher.ts';
-import {
-  isCovered,
-  journaling,
-  partitionOffsets,
-  uncovered,
-  type PartitionOffsets,
-} from '../aggregators/partition-journal.ts';
-import { adoptPartition, decodeToken, encodeToken, releasePartition } from '../aggregators/partitioned.ts';
-import { createProcessor, newBatchOutput, type BatchOutput, type Processor } from '../aggregators/process.ts';
-import { newState, type AggregatorState } from '../aggregators/state.ts';
+import { isCovered, journaling, partitionOffsets, uncovered } from '../aggregators/partition-journal.ts';
+import { adoptPartition, releasePartition } from '../aggregators/partitioned.ts';
+import { decodeToken, encodeToken } from '../aggregators/snapshot.ts';
+import { newBatchOutput, type BatchOutput, type Processor } from '../aggregators/contracts.ts';
+import { createProcessor } from '../aggregators/process.ts';
+import { newState, type AggregatorState, type PartitionOffsets } from '../aggregators/state.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { makeScenario } from './fixtures/aggregator-scenario.ts';
 

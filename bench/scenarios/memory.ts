@@ -1,7 +1,8 @@
 // Memory: resident bytes per active token in the query API's hot views. N tokens (real token
 // objects from the aggregator, re-addressed) are applied with applyToken, then each gets its open
 // candles (applyCandles) and one trade (applyTrade); RSS and heap are read after a full GC
-// (node --expose-gc) before and after each stage. "Active token" = all three.
+// (node --expose-gc) before and after each stage. "Active token" = all three. Then the
+// aggregator's state: heap bytes per active token and per wallet (bench/lib/aggregator-state-size.ts).
 import type { Chain } from '../../core/chains.ts';
 import { createClient } from '@clickhouse/client';
 import { createStore } from '../../clickhouse/store.ts';
@@ -13,11 +14,17 @@ import { readDecoded } from '../lib/inputs.ts';
 import { openLog } from '../lib/pipeline-parts.ts';
 import { check, runScenarioMain, sleep, type Measurement } from '../lib/scenario.ts';
 import { round } from '../lib/stats.ts';
+import { measureAggregatorState } from '../lib/aggregator-state-size.ts';
 
 interface Params {
   inputFile: string;
   tokens: number;
   targetBytesPerToken: number;
+  /** Aggregator state: tokens trading aggFewTrades and aggManyTrades times in an hour, one-off wallets. */
+  aggTokens: number;
+  aggFewTrades: number;
+  aggManyTrades: number;
+  aggWallets: number;
 }
 
 interface Reading {
@@ -42,7 +49,15 @@ const addressFor = (chain: Chain, i: number) =>
 
 runScenarioMain<Params>(
   'memory',
-  { inputFile: '', tokens: 20_000, targetBytesPerToken: 2048 },
+  {
+    inputFile: '',
+    tokens: 20_000,
+    targetBytesPerToken: 2048,
+    aggTokens: 500,
+    aggFewTrades: 60,
+    aggManyTrades: 600,
+    aggWallets: 50_000,
+  },
   async ({ ctx }, params) => {
     const derived = derive(ctx, readDecoded(params.inputFile));
     const templates = derived.tokens;
@@ -98,6 +113,18 @@ runScenarioMain<Params>(
       extra: { heapUsedPerToken: round(per(a, b, 'heapUsed'), 0), externalPerToken: round(per(a, b, 'external'), 0) },
     });
     const total = per(before, afterTrade, 'rss');
+    const aggregator = measureAggregatorState(ctx, {
+      tokens: params.aggTokens,
+      fewTrades: params.aggFewTrades,
+      manyTrades: params.aggManyTrades,
+      wallets: params.aggWallets,
+    });
+    const heapRow = (subject: string, metric: string, value: number): Measurement => ({
+      subject,
+      metric,
+      value: round(value, 0),
+      unit: 'B',
+    });
     const tokenJsonBytes = JSON.stringify(templates[0]).length;
     return {
       params: { tokens: params.tokens, templates: templates.length, tokenJsonBytes },
@@ -106,6 +133,21 @@ runScenarioMain<Params>(
         stage('  token object (applyToken: object, JSON text, discovery entry)', before, afterTokens),
         stage('  open candles message (applyCandles)', afterTokens, afterCandles),
         stage('  one trade in the token ring (applyTrade)', afterCandles, afterTrade),
+        heapRow(
+          `aggregator state: token trading ${params.aggFewTrades}× in an hour`,
+          'bytes/token (heap)',
+          aggregator.perTokenFew,
+        ),
+        heapRow(
+          `aggregator state: token trading ${params.aggManyTrades}× in an hour`,
+          'bytes/token (heap)',
+          aggregator.perTokenMany,
+        ),
+        heapRow(
+          'aggregator state: one-off wallet (facts + holder record)',
+          'bytes/wallet (heap)',
+          aggregator.perWallet,
+        ),
       ],
       ratios: {},
       targets: [

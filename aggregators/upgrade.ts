@@ -1,0 +1,64 @@
+// Older state formats brought to the current one (snapshots and distributed durable token rows).
+// Version 1 kept every trade of 24 h per token (win.recs): its windows and recently closed candle
+// buckets are rebuilt from them.
+import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
+import { ATTR, STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
+import { advance, insert, newTradeWindow, type TradeRec } from './windows.ts';
+import type { BaseGranularity } from '../clickhouse/types.ts';
+
+interface TokenStateV1 extends Omit<TokenState, 'win' | 'closedCandles'> {
+  win: { recs: TradeRec[]; t: number };
+}
+
+// Version 1 attribute bits: bought 1, sniper 2, bundler 4, insider 8, fresh 16, fomo 32.
+const V1_ATTRS: Array<[number, number]> = [
+  [1, ATTR.bought],
+  [2, ATTR.sniper],
+  [4, ATTR.bundler],
+  [8, ATTR.insider],
+  [16, ATTR.fresh],
+  [32, ATTR.fomo],
+];
+
+function attrsV2(v1: number): number {
+  let attrs = 0;
+  for (const [from, to] of V1_ATTRS) if (v1 & from) attrs |= to;
+  return attrs;
+}
+
+/** A token state of any stored version as the current one (v1 is converted in place). */
+export function upgradeToken(token: TokenState | TokenStateV1): TokenState {
+  if ('closedCandles' in token) return token;
+  const old = token.win;
+  const win = newTradeWindow();
+  const open = newOpenBuckets();
+  const closed: ClosedBucket[] = [];
+  const late: BaseGranularity[] = [];
+  for (const rec of old.recs) {
+    insert(win, rec);
+    addTrade(open, rec, closed, late);
+  }
+  advance(win, old.t);
+  for (const c of closed) c.b.dirty = false;
+  forgetClosed(closed, win.t);
+  const upgraded = token as unknown as TokenState;
+  upgraded.win = win;
+  upgraded.closedCandles = closed;
+  for (const holder of upgraded.holders.values()) holder.attrs = attrsV2(holder.attrs);
+  return upgraded;
+}
+
+/** A snapshot of any known version as the current state; null for an unknown one. */
+export function upgradeState(state: { version?: unknown } | null): AggregatorState | null {
+  if (!state || (state.version !== 1 && state.version !== STATE_VERSION)) return null;
+  const s = state as AggregatorState;
+  for (const [key, token] of s.tokens) s.tokens.set(key, upgradeToken(token));
+  // Version 1 wallets carry no activity time: active as of their chain's watermark.
+  // Version 1 kept an empty set of holdings per wallet: absent now when empty.
+  for (const [key, wallet] of s.wallets) {
+    wallet.at ??= s.watermarks[key.slice(0, key.indexOf(':'))] ?? 0;
+    if (wallet.held?.size === 0) wallet.held = undefined;
+  }
+  s.version = STATE_VERSION;
+  return s;
+}

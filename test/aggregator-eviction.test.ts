@@ -1,0 +1,120 @@
+// Tokens that stop trading leave the embedded aggregator's memory for ClickHouse and come back on
+// their next input with identical results: a run that evicts (and restarts in the middle) writes
+// the same tables as a replay that keeps every token.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { normalizeAddress, tokenKey } from '../core/chains.ts';
+import { loadConfig } from '../core/config.ts';
+import { createContext, type Context } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import type { EventLog } from '../core/eventlog/types.ts';
+import { createStore } from '../clickhouse/store.ts';
+import type { SpotStore } from '../clickhouse/types.ts';
+import type { ClickHouseClient } from '../clickhouse/client.ts';
+import { createEvictedTokenStore } from '../clickhouse/aggregator-state.ts';
+import { createAggregator } from '../aggregators/aggregator.ts';
+import { runReplay } from '../aggregators/replay.ts';
+import { sharedChdb } from './helpers/chdb.ts';
+import { makeScenario, produceScenario, T0, type Scenario } from './fixtures/aggregator-scenario.ts';
+import { dumpTables } from './fixtures/aggregator-dump.ts';
+
+const HOUR = 3_600_000;
+
+/**
+ * The aggregator scenario with two thirds of the tokens silent from hour 12: their later inputs
+ * move on by 30 h (one third) or 60 h (another). Idle for more than 24 h while others trade, they
+ * leave memory, and the last third comes back at hour 72.
+ */
+function withIdleTokens(base: Scenario): Scenario {
+  const shiftOf = new Map(base.tokens.map((t, i) => [tokenKey(t.chain, t.address), (i % 3) * 30 * HOUR]));
+  const from = T0 + 12 * HOUR;
+  const shift = <T extends { chain: Scenario['tokens'][number]['chain']; blockTime: number }>(
+    item: T,
+    token: string | null,
+  ): T => {
+    if (token === null || item.blockTime < from) return item;
+    const by = shiftOf.get(tokenKey(item.chain, normalizeAddress(item.chain, token))) ?? 0;
+    return by === 0 ? item : { ...item, blockTime: item.blockTime + by };
+  };
+  const byTime = <T extends { blockTime: number }>(items: T[]) =>
+    items.map((item, i) => [item, i] as const).sort(([a, i], [b, j]) => a.blockTime - b.blockTime || i - j);
+  return {
+    tokens: base.tokens,
+    swaps: byTime(base.swaps.map((s) => shift(s, s.token))).map(([s]) => s),
+    events: byTime(base.events.map((e) => shift(e, e.token))).map(([e]) => e),
+  };
+}
+
+const inputsBefore = (scenario: Scenario, time: number): Scenario => ({
+  tokens: scenario.tokens,
+  swaps: scenario.swaps.filter((s) => s.blockTime < time),
+  events: scenario.events.filter((e) => e.blockTime < time),
+});
+const inputsFrom = (scenario: Scenario, time: number): Scenario => ({
+  tokens: scenario.tokens,
+  swaps: scenario.swaps.filter((s) => s.blockTime >= time),
+  events: scenario.events.filter((e) => e.blockTime >= time),
+});
+
+describe('aggregator eviction (embedded log + chDB)', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let ctx: Context;
+  let log: EventLog;
+  let store: SpotStore;
+  let client: ClickHouseClient;
+
+  before(async () => {
+    client = (await sharedChdb()).client;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-evict-test-'));
+    ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    store = createStore(ctx, client);
+    await store.migrate();
+    await store.truncateDerived();
+    log = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+  });
+
+  after(async () => {
+    await log?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('idle tokens leave memory and come back with the same tables as a run that keeps them', async () => {
+    const scenario = withIdleTokens(makeScenario(7, 3000));
+    const split = T0 + 62 * HOUR;
+    const evictedStore = createEvictedTokenStore(client);
+    const run = async () => {
+      const aggregator = createAggregator(ctx, {
+        log,
+        store,
+        name: 'evicting',
+        maxBatch: 200,
+        snapshotEveryMessages: 100,
+        evictedStore,
+      });
+      await aggregator.start();
+      await aggregator.drain();
+      await aggregator.stop();
+      return aggregator;
+    };
+    // Two runs: the second starts from the first one's snapshot (its evicted set included).
+    await produceScenario(log, inputsBefore(scenario, split));
+    await run();
+    const evictedByFirst = ctx.metrics.get('aggregator.tokens_evicted');
+    await produceScenario(log, inputsFrom(scenario, split));
+    const second = await run();
+    assert.ok(evictedByFirst > 0, 'tokens left memory in the first run');
+    assert.ok(ctx.metrics.get('aggregator.tokens_reloaded') > 0, 'evicted tokens came back');
+    assert.ok(second.tokens().length > 0, 'tokens traded again after the restart');
+    assert.ok(ctx.metrics.get('aggregator.tokens_evicted') > evictedByFirst, 'tokens left memory at the end');
+    assert.ok(second.tokens().length < scenario.tokens.length, 'idle tokens are not in memory at the end');
+    assert.equal(ctx.metrics.get('aggregator.evicted_missing'), 0);
+    const evicting = await dumpTables(client);
+
+    await runReplay(ctx, { log, store, output: null });
+    assert.deepEqual(evicting, await dumpTables(client));
+  });
+});

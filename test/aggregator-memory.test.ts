@@ -1,0 +1,144 @@
+// A token's aggregator state is bounded by event time, never by its trade count: two tokens trade
+// over the same hour, one 10× as often (1M trades), and their states stay the same size. The
+// size is the state's structural size (its v8 serialisation, what a snapshot stores).
+import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import { tokenKey } from '../core/chains.ts';
+import { loadConfig } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import type { RawSwap, TokenEvent } from '../core/topics.ts';
+import { newBatchOutput } from '../aggregators/contracts.ts';
+import { RECENT_IDS_CAP } from '../aggregators/dedupe.ts';
+import { createProcessor } from '../aggregators/process.ts';
+import { newState } from '../aggregators/state.ts';
+import { walletKey } from '../aggregators/wallet-facts.ts';
+import { buildToken } from '../aggregators/view.ts';
+
+const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+const CHAIN = 'base' as const;
+const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
+const WETH = '0x4200000000000000000000000000000000000006';
+const QUIET = addr(0xa1),
+  BUSY = addr(0xb2),
+  POOL = addr(0x900);
+const TRADERS = Array.from({ length: 8 }, (_, i) => addr(0x5000 + i));
+const T0 = Date.UTC(2026, 0, 5, 12);
+const SECONDS = 3600;
+const E18 = 10n ** 18n;
+
+let n = 0;
+function swap(token: string, time: number, i: number, trader = TRADERS[i % TRADERS.length]!): RawSwap {
+  n++;
+  const hash = `0x${n.toString(16).padStart(64, '0')}`;
+  return {
+    id: `base:${hash}:0`,
+    chain: CHAIN,
+    transactionHash: hash,
+    eventIndex: 0,
+    blockNumber: time / 1000,
+    blockTime: time,
+    token,
+    quoteAsset: WETH,
+    tokenAmount: (BigInt(1000 + (i % 997)) * E18).toString(),
+    tokenDecimals: 18,
+    quoteAmount: (BigInt(1_000_000 + ((i * 7919) % 100_000)) * 10n ** 9n).toString(),
+    quoteDecimals: 18,
+    side: i % 3 === 0 ? 'sell' : 'buy',
+    trader,
+    pool: POOL,
+    dex: 'uniswap-v2',
+    launchpad: null,
+    reserves: { token: (10n ** 9n * E18).toString(), quote: (50n * E18).toString() },
+  };
+}
+
+function created(token: string): TokenEvent {
+  return {
+    id: `created:${token}`,
+    chain: CHAIN,
+    transactionHash: `0x${'c'.repeat(64)}`,
+    eventIndex: 0,
+    blockNumber: T0 / 1000 - 10,
+    blockTime: T0 - 10_000,
+    kind: 'created',
+    token,
+    name: 'T',
+    symbol: 'T',
+    decimals: 18,
+    supply: (10n ** 9n * E18).toString(),
+    creator: addr(0xc0),
+    launchpad: null,
+  } as TokenEvent;
+}
+
+describe('aggregator memory', function () {
+  this.timeout(180_000);
+
+  it('one token state does not grow with its trade count (1M trades vs 100k over the same hour)', () => {
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    let out = newBatchOutput();
+    for (const token of [QUIET, BUSY]) p.event(created(token), '{}', out);
+    let quiet = 0,
+      busy = 0;
+    for (let s = 0; s < SECONDS; s++) {
+      const time = T0 + s * 1000;
+      // 100,000 and 1,000,000 trades spread evenly over the hour.
+      const quietNow = Math.floor(((s + 1) * 100_000) / SECONDS) - quiet;
+      const busyNow = Math.floor(((s + 1) * 1_000_000) / SECONDS) - busy;
+      for (let i = 0; i < quietNow; i++) p.swap(swap(QUIET, time, quiet++), out);
+      for (let i = 0; i < busyNow; i++) p.swap(swap(BUSY, time, busy++), out);
+      if (s % 60 === 0) out = newBatchOutput(); // a batch's rows go to the sinks
+    }
+    const quietState = state.tokens.get(tokenKey(CHAIN, QUIET))!;
+    const busyState = state.tokens.get(tokenKey(CHAIN, BUSY))!;
+    const busyToken = buildToken(busyState, state.wallets);
+    assert.equal(busyToken.totals.trades, 1_000_000);
+    assert.equal(busyToken.stats['24h'].buyCount + busyToken.stats['24h'].sellCount, 1_000_000);
+    assert.ok(busyState.recentIds.size <= RECENT_IDS_CAP);
+    const quietBytes = v8.serialize(quietState).length;
+    const busyBytes = v8.serialize(busyState).length;
+    assert.ok(busyBytes < quietBytes * 1.1, `1M trades: ${busyBytes} B; 100k trades: ${quietBytes} B`);
+    // Per second of the 24 h window, not per trade.
+    assert.ok(busyBytes < 2_000_000, `${busyBytes} B`);
+  });
+
+  it('wallets that hold nothing, created nothing, carry no label and idle for 24 h are forgotten', () => {
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    const out = newBatchOutput();
+    const event = (e: TokenEvent) => p.event(e, JSON.stringify(e), out);
+    const base = { chain: CHAIN, transactionHash: `0x${'e'.repeat(64)}`, eventIndex: 0, blockNumber: 1 };
+    event(created(QUIET));
+    const holder = addr(0x7001),
+      labelled = addr(0x7002);
+    event({ ...base, id: 'e1', blockTime: T0, kind: 'transfer', token: QUIET, from: POOL, to: holder, amount: '5' });
+    event({
+      ...base,
+      id: 'e2',
+      blockTime: T0,
+      kind: 'walletLabel',
+      token: null,
+      wallet: labelled,
+      labels: ['kol'],
+      name: null,
+    });
+    // 48 hours; each hour 500 wallets trade once and are never seen again.
+    let i = 0;
+    for (let hour = 0; hour < 48; hour++) {
+      for (let k = 0; k < 500; k++) {
+        const time = T0 + hour * 3_600_000 + k * 1000;
+        p.swap(swap(QUIET, time, i, addr(0x100000 + i)), out);
+        i++;
+      }
+    }
+    const kept = (address: string) => state.wallets.has(walletKey(CHAIN, address));
+    assert.ok(kept(holder) && kept(labelled) && kept(addr(0xc0)), 'a holder, a labelled wallet and a creator stay');
+    assert.ok(!kept(addr(0x100000)), 'a wallet idle for 24 h is forgotten');
+    assert.ok(kept(addr(0x100000 + i - 1)), 'a recent wallet stays');
+    // Only the last 24 h (and the hour being filled) of one-off wallets remain, not all 24,000.
+    assert.ok(state.wallets.size <= 26 * 500 + 3, `${state.wallets.size} wallets`);
+    assert.ok(ctx.metrics.get('aggregator.wallets_expired') >= 22 * 500);
+  });
+});

@@ -1,0 +1,140 @@
+// The incremental holder figures (aggregators/holder-index.ts) equal the reference recomputation
+// over every holder (computeHolders) after each step of random token events, wallet facts and
+// swaps applied by the real processor.
+import assert from 'node:assert/strict';
+import { tokenKey } from '../core/chains.ts';
+import { loadConfig } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import type { RawSwap, TokenEvent } from '../core/topics.ts';
+import { newBatchOutput } from '../aggregators/contracts.ts';
+import { computeHolders } from '../aggregators/holders.ts';
+import { holderFigures } from '../aggregators/holder-index.ts';
+import { createProcessor } from '../aggregators/process.ts';
+import { newState } from '../aggregators/state.ts';
+
+const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+const CHAIN = 'base' as const;
+const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
+const TOKEN = addr(0xabc),
+  CREATOR = addr(0xc0),
+  POOL = addr(0x900),
+  CEX = addr(0xcec),
+  WETH = '0x4200000000000000000000000000000000000006';
+const WALLETS = Array.from({ length: 12 }, (_, i) => addr(0x1000 + i));
+const T0 = Date.UTC(2026, 0, 5, 12);
+
+function rng(seed: number) {
+  let x = seed;
+  return () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+describe('holder figures', () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`incremental figures equal computeHolders after every step (seed ${seed})`, () => {
+      const rand = rng(seed);
+      const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)]!;
+      const state = newState();
+      const p = createProcessor(ctx, state);
+      const out = newBatchOutput();
+      let n = 0;
+      const pos = (time: number, block: number) => {
+        n++;
+        const hash = `0x${n.toString(16).padStart(64, '0')}`;
+        return {
+          id: `base:${hash}:0`,
+          chain: CHAIN,
+          transactionHash: hash,
+          eventIndex: 0,
+          blockNumber: block,
+          blockTime: time,
+        };
+      };
+      const event = (e: TokenEvent) => p.event(e, JSON.stringify(e), out);
+      event({ ...pos(T0 - 60_000, 1), kind: 'walletLabel', token: null, wallet: CEX, labels: ['cex:okx'], name: null });
+      event({
+        ...pos(T0, 10),
+        kind: 'created',
+        token: TOKEN,
+        name: 'T',
+        symbol: 'T',
+        decimals: 18,
+        supply: '1000000',
+        creator: CREATOR,
+        launchpad: null,
+        pool: POOL,
+      } as TokenEvent);
+      event({ ...pos(T0, 10), kind: 'transfer', token: TOKEN, from: addr(0), to: POOL, amount: '900000' });
+      event({ ...pos(T0, 10), kind: 'transfer', token: TOKEN, from: addr(0), to: CREATOR, amount: '100000' });
+      const key = tokenKey(CHAIN, TOKEN);
+      let time = T0;
+      for (let step = 0; step < 400; step++) {
+        time += Math.floor(rand() * 8) * 1000;
+        const block = 10 + Math.floor((time - T0) / 2000);
+        const who = pick(WALLETS);
+        const r = rand();
+        if (r < 0.35) {
+          const swap: RawSwap = {
+            ...pos(time, block),
+            token: TOKEN,
+            quoteAsset: WETH,
+            tokenAmount: String(1 + Math.floor(rand() * 1000)),
+            tokenDecimals: 18,
+            quoteAmount: String(1 + Math.floor(rand() * 5000)),
+            quoteDecimals: 18,
+            side: rand() < 0.7 ? 'buy' : 'sell',
+            trader: who,
+            pool: POOL,
+            dex: 'uniswap-v2',
+            launchpad: null,
+          };
+          p.swap(swap, out);
+        } else if (r < 0.7) {
+          const from = pick([POOL, CREATOR, ...WALLETS]);
+          const t = state.tokens.get(key)!;
+          const bal = t.holders.get(from)?.bal ?? 0n;
+          if (bal > 0n) {
+            const amount = 1n + BigInt(Math.floor(rand() * Number(bal)));
+            event({ ...pos(time, block), kind: 'transfer', token: TOKEN, from, to: who, amount: amount.toString() });
+          }
+        } else if (r < 0.8) {
+          const from = pick([CREATOR, CEX, addr(0x55)]);
+          event({ ...pos(time, block), kind: 'funding', token: null, from, to: who, amount: '1000', fromLabel: null });
+        } else if (r < 0.9) {
+          const labels = pick([[], ['pro_trader'], ['phishing'], ['kol'], ['cex:binance']]);
+          event({ ...pos(time, block), kind: 'walletLabel', token: null, wallet: who, labels, name: null });
+        } else if (r < 0.93) {
+          event({ ...pos(time, block), kind: 'graduated', token: TOKEN, pool: pick(WALLETS), dex: 'uniswap-v3' });
+        } else {
+          // Trades elsewhere on the chain: wallets cross the pro-trader count.
+          for (let k = 0; k < 20; k++) {
+            p.swap(
+              {
+                ...pos(time, block),
+                token: addr(0xdef),
+                quoteAsset: WETH,
+                tokenAmount: '10',
+                tokenDecimals: 18,
+                quoteAmount: '10',
+                quoteDecimals: 18,
+                side: 'buy',
+                trader: who,
+                pool: addr(0x901),
+                dex: 'uniswap-v2',
+                launchpad: null,
+              },
+              out,
+            );
+          }
+        }
+        // Read every few steps, so several changes are applied to the index at once.
+        if (step % 3 === 0) {
+          const t = state.tokens.get(key)!;
+          assert.deepEqual(holderFigures(t, state.wallets), computeHolders(t, state.wallets), `step ${step}`);
+        }
+      }
+      const figures = computeHolders(state.tokens.get(key)!, state.wallets);
+      assert.ok(figures.count >= 2 && figures.proTraderCount + figures.insiderCount > 0, JSON.stringify(figures));
+    });
+  }
+});
