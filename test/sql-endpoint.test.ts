@@ -198,7 +198,12 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', () => {
     };
     await store.insertTrades([trade, trade]);
     assert.deepEqual(await store.allTrades('base', '0xremotetoken'), [trade]);
-    assert.deepEqual(await store.queryIdentityTrades('kol', ['base'], 10), [trade]);
+    // Other suites of this process may have stored kol trades on base in the shared store.
+    const identity = await store.queryIdentityTrades('kol', ['base'], 100);
+    assert.deepEqual(
+      identity.filter((t) => t.token === trade.token),
+      [trade],
+    );
   });
 
   it('returns malformed queries as errors and keeps serving', async () => {
