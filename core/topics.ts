@@ -116,6 +116,8 @@ const MetadataEvent = Type.Object(
     kind: Type.Literal('metadata'),
     token: Type.String(),
     description: nullable(Type.String()),
+    /** Image URI from the off-chain JSON (http(s), ipfs:// or ar://); the token object has no field for it yet. */
+    image: Type.Optional(nullable(Type.String())),
     twitter: nullable(Type.String()),
     website: nullable(Type.String()),
     telegram: nullable(Type.String()),
