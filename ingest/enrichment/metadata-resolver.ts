@@ -25,6 +25,8 @@ export interface MetadataResolverDeps {
   publish(event: MetadataEvent): void | Promise<void>;
   concurrency?: number;
   maxQueued?: number;
+  /** The URI of a token whose creation carried none, read from the chain (Solana metadata accounts); null when none. */
+  resolveUri?(created: Created): Promise<string | null>;
 }
 
 /** The metadata event of a token, placed at its creation (the chain fact its URI comes from). */
@@ -51,7 +53,13 @@ export function createMetadataResolver(deps: MetadataResolverDeps): MetadataReso
     maxQueued: deps.maxQueued,
   });
 
-  async function resolve(created: Created): Promise<void> {
+  async function resolve(event: Created): Promise<void> {
+    let created = event;
+    if (created.uri.trim() === '') {
+      const uri = deps.resolveUri ? await deps.resolveUri(created) : null;
+      if (!uri) return;
+      created = { ...created, uri };
+    }
     const cached = cache.get(created.uri);
     let metadata: TokenMetadata | null = null;
     if (cached) {
@@ -76,7 +84,7 @@ export function createMetadataResolver(deps: MetadataResolverDeps): MetadataReso
   return {
     submit(events) {
       for (const event of events) {
-        if (event.kind !== 'created' || event.uri.trim() === '') continue;
+        if (event.kind !== 'created' || (event.uri.trim() === '' && !deps.resolveUri)) continue;
         work.submit(`${event.chain}:${event.token}`, () => resolve(event));
       }
     },
