@@ -7,7 +7,7 @@ import type { Context } from '../../core/context.ts';
 import type { TokenEvent } from '../../core/topics.ts';
 import { decodeMetaplexMetadata, metaplexMetadataAddress } from '../solana/mint-account.ts';
 import type { IngestPublisher } from '../publisher.ts';
-import type { RpcCaller } from '../sources/json-rpc.ts';
+import { createHttpRpc, type RpcCaller } from '../sources/json-rpc.ts';
 import { createMetadataFetcher } from './fetcher.ts';
 import { createMetadataCache } from './metadata-cache.ts';
 import { createMetadataResolver } from './metadata-resolver.ts';
@@ -33,6 +33,19 @@ export interface EnrichmentOptions {
   hostIntervalMs?: number;
 }
 
+/** HTTP callers for the chains' configured endpoints (a ws(s):// endpoint is asked over http(s) at the same address). */
+export function httpRpcCallers(
+  urls: Partial<Record<Chain, string>>,
+  chains: readonly Chain[],
+): Partial<Record<Chain, RpcCaller>> {
+  const out: Partial<Record<Chain, RpcCaller>> = {};
+  for (const chain of chains) {
+    const url = urls[chain];
+    if (url) out[chain] = createHttpRpc({ url: url.replace(/^ws(s?):/i, 'http$1:'), timeoutMs: 10_000 });
+  }
+  return out;
+}
+
 /** A Solana token's URI from the chain: the Token-2022 metadata extension, else its Metaplex metadata account. */
 async function solanaOnChainUri(rpc: RpcCaller, mint: string): Promise<string | null> {
   const facts = await readSolanaMint(rpc, mint);
@@ -54,8 +67,9 @@ export function createEnrichmentStage(ctx: Context, options: EnrichmentOptions =
     hostIntervalMs: options.hostIntervalMs,
   });
   let target: IngestPublisher | null = null;
+  let closed = false;
   const publish = async (event: TokenEvent) => {
-    await target?.publish({ swaps: [], events: [event] });
+    if (!closed) await target?.publish({ swaps: [], events: [event] }); // a closed log would be retried forever
   };
   const metadata = createMetadataResolver({
     ctx,
@@ -85,6 +99,7 @@ export function createEnrichmentStage(ctx: Context, options: EnrichmentOptions =
       await Promise.all([metadata.idle(), security.idle()]);
     },
     close() {
+      closed = true;
       cache.close();
     },
   };
