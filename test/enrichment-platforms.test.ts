@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertTopicValue, TOPICS } from '../core/topics.ts';
 import { createPlatformRegistry, PLATFORM_FACTS, tradePlatforms } from '../ingest/enrichment/platforms.ts';
+import { simEvmRouter, simSolanaRoute } from '../ingest/enrichment/sim-platforms.ts';
 import {
   buildReceipt,
   createEvmDecoder,
@@ -102,6 +103,26 @@ describe('enrichment: trading platforms', () => {
     assert.deepEqual(viaAxiom!.platforms, ['axiom']);
     assertTopicValue(TOPICS.swaps, viaAxiom);
     assert.equal(decode(seedAddress('some router'))[0]!.platforms, undefined);
+  });
+
+  it('the simulator routes about 40% of trades through named platforms, recognisably', () => {
+    const decoder = createSolanaDecoder();
+    const names = new Map<string, number>();
+    let routed = 0;
+    for (let n = 0; n < 300; n++) {
+      const route = simSolanaRoute(`sim tx ${n}`);
+      const [swap] = decoder.decodeTransaction(pumpTrade(route)).swaps;
+      if (route.router || route.loadedAddresses) {
+        routed++;
+        assert.equal(swap!.platforms?.length, 1, JSON.stringify(route));
+        names.set(swap!.platforms![0]!, (names.get(swap!.platforms![0]!) ?? 0) + 1);
+      } else assert.equal(swap!.platforms, undefined);
+    }
+    assert.ok(routed > 90 && routed < 150, `${routed} of 300 routed`);
+    assert.ok(names.size >= 6, `${names.size} platforms seen`);
+    const evm = Array.from({ length: 100 }, (_, n) => simEvmRouter('bsc', `evm ${n}`)).filter(Boolean);
+    assert.ok(evm.length > 20 && evm.length < 60);
+    assert.equal(simEvmRouter('arc', 'x'), null, 'no platform facts on arc');
   });
 
   it('trade platforms are never paid promotion', () => {
