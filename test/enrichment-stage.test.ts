@@ -12,6 +12,9 @@ import type { IngestPublisher, IngestRecords } from '../ingest/publisher.ts';
 import { solanaAddress } from '../ingest/solana/address.ts';
 import { seedAddress } from '../ingest/evm/index.ts';
 import { twitterHandle } from '../query-api/discovery-filters.ts';
+import { base58Encode } from '../ingest/solana/base58.ts';
+import { TOKEN_PROGRAM } from '../ingest/solana/constants.ts';
+import type { SolanaTransaction } from '../ingest/solana/transaction.ts';
 
 describe('enrichment: stage on the simulator', function () {
   this.timeout(60_000);
@@ -90,6 +93,40 @@ describe('enrichment: stage on the simulator', function () {
     assert.deepEqual(facts((e) => e.transferBlockable).size, 2, 'both transfer states occur');
     assert.ok(facts((e) => e.transferFeeBps).size >= 3, 'several transfer fees occur');
     assert.ok(facts((e) => e.lpBurntPct).size >= 2, 'LP burnt shares vary on EVM pairs');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads token-program changes of a decoded Solana transaction: an authority change re-reads the mint', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-enrich-'));
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir }), createLogger('silent'));
+    const stage = await startSimEnrichment(ctx, { seed: 7, chains: ['solana'] });
+    const published: IngestRecords[] = [];
+    stage.wrap({ publish: async (r) => void published.push(r), flush: async () => {} });
+    const payer = solanaAddress('stage payer');
+    const mint = solanaAddress('stage mint');
+    const tx = (err: unknown): SolanaTransaction => ({
+      slot: 9,
+      blockTime: 1_700_000_000,
+      transaction: {
+        signatures: ['sigAuth'],
+        message: {
+          accountKeys: [payer, mint, TOKEN_PROGRAM],
+          // SetAuthority(MintTokens → None)
+          instructions: [{ programIdIndex: 2, accounts: [1, 0], data: base58Encode(Uint8Array.from([6, 0, 0])) }],
+        },
+      },
+      meta: { err, fee: 5000, innerInstructions: [], logMessages: [] },
+    });
+    stage.observeSolana(tx({ InstructionError: [0, 'Custom'] }), { swaps: [], events: [] });
+    await stage.idle();
+    assert.equal(published.length, 0, 'a failed transaction changed nothing');
+    stage.observeSolana(tx(null), { swaps: [], events: [] });
+    await stage.idle();
+    stage.close();
+    const [event] = published.flatMap((r) => r.events);
+    assert.equal(event?.kind, 'security');
+    assert.equal(event?.token, mint);
+    assert.equal(event?.id, `solana:sigAuth:0:security:${mint}`);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -25,6 +25,7 @@ export async function startSimEnrichment(
   });
   return {
     wrap: (inner) => stage.wrap(inner),
+    observeSolana: (tx, decoded) => stage.observeSolana(tx, decoded),
     idle: () => stage.idle(),
     close() {
       stage.close();

@@ -6,6 +6,9 @@ import type { Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
 import type { TokenEvent } from '../../core/topics.ts';
 import { decodeMetaplexMetadata, metaplexMetadataAddress } from '../solana/mint-account.ts';
+import { mintChangesOf } from '../solana/spl-token.ts';
+import { accountKeysOf, instructionsOf, type SolanaTransaction } from '../solana/transaction.ts';
+import type { IngestRecords } from '../publisher.ts';
 import type { IngestPublisher } from '../publisher.ts';
 import { createHttpRpc, type RpcCaller } from '../sources/json-rpc.ts';
 import { createMetadataFetcher } from './fetcher.ts';
@@ -17,6 +20,11 @@ import { createUrlGuard } from './url-guard.ts';
 export interface EnrichmentStage {
   /** A publisher that publishes through `inner`, then queues the enrichment of what it published. */
   wrap(inner: IngestPublisher): IngestPublisher;
+  /**
+   * Solana: a transaction the source decoded, read for token-program changes — authority changes
+   * re-read the mint, an LP mint burnt in a graduation gives the LP burnt share.
+   */
+  observeSolana(tx: SolanaTransaction, decoded: IngestRecords): void;
   /** Resolves when no enrichment is queued or running (tests; shutdown does not wait for slow hosts). */
   idle(): Promise<void>;
   close(): void;
@@ -94,6 +102,22 @@ export function createEnrichmentStage(ctx: Context, options: EnrichmentOptions =
         },
         flush: () => inner.flush(),
       };
+    },
+    observeSolana(tx, decoded) {
+      if (!tx.meta || tx.meta.err != null) return;
+      const changes = mintChangesOf(instructionsOf(tx, accountKeysOf(tx)));
+      if (changes.length === 0) return;
+      const signature = tx.transaction.signatures[0] ?? '';
+      const at = {
+        id: `solana:${signature}:0`,
+        chain: 'solana' as const,
+        transactionHash: signature,
+        eventIndex: 0,
+        blockNumber: tx.slot,
+        blockTime: (tx.blockTime ?? 0) * 1000,
+      };
+      const graduated = decoded.events.find((e) => e.kind === 'graduated');
+      security.observeMintChanges(at, changes, graduated?.token ?? null);
     },
     async idle() {
       await Promise.all([metadata.idle(), security.idle()]);
