@@ -224,6 +224,18 @@ describe('enrichment: metadata resolver', function () {
       assert.ok(Date.now() - started < 2500, 'bounded by timeout × attempts + backoff');
     });
 
+    it('close() aborts a fetch in flight at once and refuses new ones (shutdown never waits for a host)', async () => {
+      const fetcher = makeFetcher({ timeoutMs: 10_000 });
+      const started = Date.now();
+      const pending = fetcher.fetchJson(`${base}/slow.json`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      fetcher.close();
+      const outcome = await pending;
+      assert.equal(outcome.ok, false);
+      assert.ok(Date.now() - started < 1000, `${Date.now() - started} ms`);
+      assert.equal((await fetcher.fetchJson(`${base}/ok.json`)).ok, false);
+    });
+
     it('retries a 503 and succeeds', async () => {
       const outcome = await makeFetcher().fetchJson(`${base}/flaky.json`);
       assert.equal(outcome.ok, true);

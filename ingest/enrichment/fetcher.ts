@@ -35,6 +35,8 @@ export type FetchOutcome =
 
 export interface MetadataFetcher {
   fetchJson(uri: string): Promise<FetchOutcome>;
+  /** Aborts requests in flight and refuses new ones: shutdown never waits for a slow host. */
+  close(): void;
 }
 
 class FetchFailure extends Error {
@@ -60,7 +62,8 @@ export function resolveUri(uri: string, ipfsGateway: string, arweaveGateway = 'h
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A wait that does not keep the process alive. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export function createMetadataFetcher(options: FetcherOptions): MetadataFetcher {
   const timeoutMs = options.timeoutMs ?? 5000;
@@ -73,6 +76,8 @@ export function createMetadataFetcher(options: FetcherOptions): MetadataFetcher 
   const { guard } = options;
   /** host → earliest time of its next request (insertion order = age, for eviction). */
   const nextSlot = new Map<string, number>();
+  const active = new Set<http.ClientRequest>();
+  let closed = false;
 
   async function waitForHost(host: string): Promise<void> {
     const now = Date.now();
@@ -93,11 +98,16 @@ export function createMetadataFetcher(options: FetcherOptions): MetadataFetcher 
         headers: { accept: 'application/json', 'accept-encoding': 'identity', 'user-agent': 'spot-metadata/1' },
         agent: false,
       });
+      active.add(req);
+      req.on('close', () => active.delete(req));
       const fail = (failure: FetchFailure) => {
         req.destroy();
         reject(failure);
       };
-      const deadline = setTimeout(() => fail(new FetchFailure(`timed out after ${timeoutMs} ms`, true)), timeoutMs);
+      const deadline = setTimeout(
+        () => fail(new FetchFailure(`timed out after ${timeoutMs} ms`, true)),
+        timeoutMs,
+      ).unref();
       req.on('error', (error) => {
         clearTimeout(deadline);
         reject(
@@ -192,6 +202,7 @@ export function createMetadataFetcher(options: FetcherOptions): MetadataFetcher 
       const url = resolveUri(uri, options.ipfsGateway, options.arweaveGateway);
       if (!url) return { ok: false, reason: 'not a fetchable URI', transient: false };
       for (let tries = 0; ; tries++) {
+        if (closed) return { ok: false, reason: 'fetcher closed', transient: true };
         try {
           return { ok: true, ...(await attempt(url)) };
         } catch (error) {
@@ -202,6 +213,11 @@ export function createMetadataFetcher(options: FetcherOptions): MetadataFetcher 
           await sleep(backoffMs * 2 ** tries);
         }
       }
+    },
+    close() {
+      closed = true;
+      for (const req of active) req.destroy();
+      active.clear();
     },
   };
 }

@@ -30,6 +30,7 @@ export function createMetadataCache(options: { path: string; retryAfterMs?: numb
   );
   return {
     get(uri, now = Date.now()) {
+      if (!db.open) return undefined; // closed at shutdown while a fetch was in flight
       const row = select.get(uri);
       if (!row) return undefined;
       const entry = JSON.parse(row.entry) as CachedMetadata;
@@ -37,6 +38,7 @@ export function createMetadataCache(options: { path: string; retryAfterMs?: numb
       return entry;
     },
     set(uri, entry) {
+      if (!db.open) return;
       upsert.run(uri, JSON.stringify(entry));
     },
     close() {

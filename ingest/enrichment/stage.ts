@@ -124,6 +124,7 @@ export function createEnrichmentStage(ctx: Context, options: EnrichmentOptions =
     },
     close() {
       closed = true;
+      fetcher.close();
       cache.close();
     },
   };
