@@ -513,7 +513,8 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
         marketCap,
         timestamp: swap.blockTime,
         flags,
-        platforms: [],
+        // A trade's platforms are the terminals or bots its transaction names; never paid promotion.
+        platforms: (swap.platforms ?? []).map((platform) => ({ platform, isPaid: false, paidAt: null })),
       },
       identities,
       pool,

@@ -9,6 +9,8 @@ import { createEvmDecoder, createPoolRegistry, createTokenRegistry, EVM_CONTRACT
 import { createEvmRpcSource } from '../ingest/sources/evm-rpc.ts';
 import { createSolanaRpcSource } from '../ingest/sources/solana-rpc.ts';
 import { createSimulatorSource } from '../ingest/simulator/runner.ts';
+import { startSimEnrichment } from '../ingest/enrichment/sim-enrichment.ts';
+import { createEnrichmentStage, httpRpcCallers } from '../ingest/enrichment/stage.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Contracts an EVM source follows on a chain: factories, the V4 PoolManager, launchpads. */
@@ -21,7 +23,6 @@ function watchedContracts(chain: Chain): string[] {
 
 export async function startIngest(runtime: Runtime): Promise<void> {
   const { ctx, log } = runtime;
-  const publisher = createIngestPublisher(ctx, { log });
   // --chains (SPOT_SIM_CHAINS) limits either source: only the listed chains' endpoints are followed.
   const rpcChains = (Object.keys(ctx.config.rpc) as Chain[]).filter((chain) => ctx.config.simChains.includes(chain));
   const sources: { name: string; stop(): Promise<void> }[] = [];
@@ -31,6 +32,12 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       `--chains ${ctx.config.simChains.join(',')} names no chain with an RPC endpoint (SPOT_RPC_<CHAIN>)`,
     );
   }
+  // Metadata and security of new tokens (docs/token-fields.md), answered off the ingest path.
+  const enrichment =
+    rpcChains.length > 0
+      ? createEnrichmentStage(ctx, { rpc: httpRpcCallers(ctx.config.rpc, rpcChains) })
+      : await startSimEnrichment(ctx, { seed: ctx.config.simSeed, chains: ctx.config.simChains });
+  const publisher = enrichment.wrap(createIngestPublisher(ctx, { log }));
   if (rpcChains.length > 0) {
     const cursors = createCursorStore(ctx, { path: path.join(ctx.config.dataDir, 'ingest-cursors.sqlite') });
     for (const chain of rpcChains) {
@@ -80,6 +87,7 @@ export async function startIngest(runtime: Runtime): Promise<void> {
     async stop() {
       for (const source of sources) await source.stop();
       await publisher.flush();
+      enrichment.close();
     },
   });
 }

@@ -32,6 +32,10 @@ export interface Config {
   aggregateSessionMs: number;
   /** Longest wall time between aggregator snapshots, ms (on Kafka also the cadence of handover progress). */
   aggregateSnapshotMs: number;
+  /** Gateway ipfs:// metadata URIs are fetched through (SPOT_IPFS_GATEWAY). */
+  ipfsGateway: string;
+  /** Hosts metadata may be fetched from although they resolve to private addresses (SPOT_METADATA_ALLOW_HOSTS). */
+  metadataAllowHosts: string[];
   /** Messages of slack when an aggregator decides outputs are already durable at a handover. */
   /** Port of /metrics, /healthz, /readyz for roles without a REST port (ingest, aggregate); null: none. */
   metricsPort: number | null;
@@ -170,5 +174,10 @@ export function loadConfig(env: Env = process.env): Config {
     readyMaxLag: number(env, 'SPOT_READY_MAX_LAG', 10_000, 0),
     logFormat,
     console: consoleMode,
+    ipfsGateway: url(env, 'SPOT_IPFS_GATEWAY', ['http:', 'https:']) ?? 'https://ipfs.io/ipfs/',
+    metadataAllowHosts: (env.SPOT_METADATA_ALLOW_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
   };
 }

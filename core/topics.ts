@@ -40,6 +40,8 @@ export const RawSwap = Type.Object(
     launchpad: nullable(Type.String()),
     /** The aggregator/router program or contract the trade went through; `trader` stays the wallet that signed. */
     router: Type.Optional(Type.String({ description: 'Router or aggregator the trade was routed through' })),
+    /** Trading terminals or bots the transaction names (their router or fee account), e.g. axiom, photon. */
+    platforms: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
     /** Post-trade reserves of the pool or curve in base units, where the event carries them. */
     reserves: Type.Optional(Type.Object({ token: IntString, quote: IntString })),
     /** Bonding-curve reading after the trade: completion 0..100, where the event allows it. */
@@ -116,6 +118,8 @@ const MetadataEvent = Type.Object(
     kind: Type.Literal('metadata'),
     token: Type.String(),
     description: nullable(Type.String()),
+    /** Image URI from the off-chain JSON (http(s), ipfs:// or ar://); the token object has no field for it yet. */
+    image: Type.Optional(nullable(Type.String())),
     twitter: nullable(Type.String()),
     website: nullable(Type.String()),
     telegram: nullable(Type.String()),

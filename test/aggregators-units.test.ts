@@ -339,6 +339,25 @@ function swap(
   };
 }
 
+describe('aggregator trades', () => {
+  it("carries the swap's trading platforms on the priced trade, never as paid promotion", () => {
+    const p = createProcessor(ctx, newState());
+    const out = newBatchOutput();
+    p.swap({ ...swap(T, 90, addr(0x31), 'buy', E, E / 10n), platforms: ['axiom', 'photon'] }, out);
+    p.swap(swap(T + 1000, 91, addr(0x32), 'buy', E, E / 10n), out);
+    assert.deepEqual(
+      out.tradeMessages.map((m) => m.trade.platforms),
+      [
+        [
+          { platform: 'axiom', isPaid: false, paidAt: null },
+          { platform: 'photon', isPaid: false, paidAt: null },
+        ],
+        [],
+      ],
+    );
+  });
+});
+
 describe('aggregator holders', () => {
   it('computes every holder figure by its written definition', () => {
     const state = newState();

@@ -37,6 +37,7 @@ import {
 } from './receipt.ts';
 import { createPoolRegistry, type PoolRegistry, type TokenInfoProvider } from './registry.ts';
 import { createScope, decodeAs, type ReceiptScope } from './scope.ts';
+import { createPlatformRegistry, type PlatformRegistry } from '../enrichment/platforms.ts';
 
 /**
  * Which ERC-20 Transfers become `transfer` events: 'tracked' (default) = tokens the token
@@ -51,6 +52,8 @@ export interface EvmDecoderDeps {
   pools?: PoolRegistry;
   metrics?: Metrics;
   transfers?: TransferMode;
+  /** Names the trading platform of a swap from the contract the transaction called (default: the public registry). */
+  platforms?: PlatformRegistry;
 }
 
 export interface DecodedReceipt {
@@ -89,6 +92,7 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
   const pools = deps.pools ?? createPoolRegistry();
   const metrics = deps.metrics ?? createMetrics();
   const transferMode = deps.transfers ?? 'tracked';
+  const registry = deps.platforms ?? createPlatformRegistry();
   // Counter names built once, not per receipt.
   const COUNTER = {
     receipts: `ingest.evm.${chain}.receipts`,
@@ -243,6 +247,8 @@ export function createEvmDecoder(deps: EvmDecoderDeps): EvmDecoder {
       resolveGraduations(scope);
       if (transaction) addFunding(scope, transaction);
 
+      const platforms = raw.to ? registry.platformsOf(chain, [raw.to]) : [];
+      if (platforms.length > 0) for (const swap of scope.swaps) swap.platforms = platforms;
       const first = scope.swaps[0];
       if (first && receipt.transactionFee !== null)
         first.fees = Object.assign({}, first.fees, { transaction: receipt.transactionFee.toString() });

@@ -3,6 +3,7 @@
 import type { Logger } from '../../core/logger.ts';
 import type { Metrics } from '../../core/metrics.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
+import { createPlatformRegistry, type PlatformRegistry } from '../enrichment/platforms.ts';
 import { PROGRAMS } from './constants.ts';
 import { decodeMeteoraDbcEvent, decodeMeteoraDbcInstruction } from './meteora.ts';
 import { decodeMoonshotEvent, decodeMoonshotInstruction } from './moonshot.ts';
@@ -38,6 +39,8 @@ export interface SolanaDecoder {
 export interface SolanaDecoderDeps {
   logger?: Logger;
   metrics?: Metrics;
+  /** Names the trading platform of a swap from the transaction's accounts (default: the public registry). */
+  platforms?: PlatformRegistry;
 }
 
 type Handler = (records: TxRecords, event: RawEvent) => void;
@@ -106,6 +109,7 @@ function guarded<T>(
 
 export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder {
   const logger = deps.logger?.child({ component: 'solana-decoder' });
+  const registry = deps.platforms ?? createPlatformRegistry();
   return {
     decodeTransaction(tx) {
       if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) return { swaps: [], events: [] };
@@ -126,7 +130,13 @@ export function createSolanaDecoder(deps: SolanaDecoderDeps = {}): SolanaDecoder
         const ix = instructions[next++]!;
         guarded(INSTRUCTION_HANDLERS.get(ix.programId)!, records, ix, ix.programId, tx, deps, logger);
       }
-      return records.finish();
+      const decoded = records.finish();
+      if (decoded.swaps.length > 0) {
+        // a platform's router or fee account is one of the transaction's accounts
+        const platforms = registry.platformsOf('solana', keys);
+        if (platforms.length > 0) for (const swap of decoded.swaps) swap.platforms = platforms;
+      }
+      return decoded;
     },
   };
 }
