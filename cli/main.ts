@@ -18,6 +18,7 @@ Commands:
   migrate                apply the ClickHouse migrations
   decode [--chain C] [FILE|-]  decode a Solana getTransaction result or an EVM receipt to JSON lines
   bench [scenario…]      run the benchmarks and write bench/results
+  labels import FILE|URL import a wallet-label list (CSV or JSON; docs/sources.md)
 
 Configuration comes from SPOT_* environment variables; see README.md.`;
 
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   migrate: async () => (await import('./sql.ts')).migrateCommand,
   decode: async () => (await import('./decode.ts')).decodeCommand,
   bench: async () => (await import('../bench/run.ts')).benchCommand,
+  labels: async () => (await import('./labels.ts')).labelsCommand,
 };
 
 /** One usage line per command, printed by `spot <command> --help` (and on a usage error). */
@@ -53,6 +55,8 @@ const COMMAND_USAGE: Record<string, string> = {
   decode:
     'spot decode [--chain C] [FILE|-]  a Solana getTransaction result, or an EVM receipt with --chain base|bsc|robinhood|arc, to JSON lines',
   bench: 'spot bench [scenario...]      run the benchmarks and write bench/results',
+  labels:
+    'spot labels import FILE|URL   a wallet-label list (CSV or JSON: chain,address,label,name,source) onto the log',
 };
 
 /** Commands that take no arguments besides the configuration flags (an unknown flag must not start a service). */
