@@ -7,7 +7,7 @@ import type { TokenEvent } from '../../core/topics.ts';
 import type { IngestRecords } from '../publisher.ts';
 import { base58Decode } from '../solana/base58.ts';
 import type { SolanaCall } from '../solana/build.ts';
-import { SYSTEM_PROGRAM } from '../solana/constants.ts';
+import { SYSTEM_PROGRAM, USDC_MINT, WSOL_MINT } from '../solana/constants.ts';
 import { accountKeysOf, type SolanaTransaction } from '../solana/transaction.ts';
 
 export const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
@@ -47,7 +47,8 @@ export function createSolanaTransferExtractor(options: SolanaTransferOptions = {
   const tracked = new Set<string>();
 
   function track(mint: string): void {
-    if (tracked.has(mint)) return;
+    // Quote assets move in every swap: their holders are not what the figures count.
+    if (tracked.has(mint) || mint === WSOL_MINT || mint === USDC_MINT) return;
     tracked.add(mint);
     if (tracked.size > maxTracked) tracked.delete(tracked.values().next().value as string);
   }
@@ -66,7 +67,7 @@ export function createSolanaTransferExtractor(options: SolanaTransferOptions = {
       const from = keys[ix.accounts[0] ?? -1];
       const to = keys[ix.accounts[1] ?? -1];
       if (lamports === null || !from || !to) return [];
-      if (lamports >= minFunding && from !== to) out.push({ from, to, lamports });
+      if (lamports >= minFunding) out.push({ from, to, lamports });
     }
     return out;
   }
