@@ -24,7 +24,8 @@ export interface SimulatorDecoders {
   decode(record: ChainRecord): IngestRecords;
 }
 
-function createConfiguredEvmDecoder(chain: EvmChain, metrics: Metrics): EvmDecoder {
+/** An EVM decoder configured as a deployment of the simulated chains is: its reference pool and launch hooks. */
+export function createConfiguredEvmDecoder(chain: EvmChain, metrics: Metrics): EvmDecoder {
   const decoder = createEvmDecoder({ chain, tokens: createTokenRegistry(), pools: createPoolRegistry(), metrics });
   const setup = EVM_SETUP[chain];
   decoder.pools.registerLaunchHooks(chain, setup.launchHooks, setup.launchpad);

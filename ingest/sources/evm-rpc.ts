@@ -409,7 +409,10 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
       }
       const tx = block.transactions.find((entry) => typeof entry !== 'string' && entry.hash === hash);
       const sender = tx && typeof tx !== 'string' ? tx : undefined;
+      // A value transfer with logs (arc's native-USDC mirror Transfer) still funds its receiver.
+      const transfer = nativeTransfers && tx && isValueTransfer(tx) ? { transaction: tx } : {};
       out.push({
+        ...transfer,
         receipt: {
           transactionHash: hash,
           blockNumber: txLogs[0]!.blockNumber,
