@@ -8,9 +8,9 @@
 // (or below the `floor` the readers have passed) land in the next open block, as a late
 // transaction would. Blocks older than what the readers acknowledged (minus a fork window) are
 // dropped: memory follows the readers' lag, not the history.
+import { createHash } from 'node:crypto';
 import { decodeFunctionData, encodeFunctionResult, parseAbi, type Hex } from 'viem';
 import type { Chain } from '../../core/chains.ts';
-import { seedHash } from '../evm/encode.ts';
 import type { EvmReceipt } from '../evm/index.ts';
 import { base58Encode } from '../solana/base58.ts';
 import type { SolanaTransaction } from '../solana/transaction.ts';
@@ -48,6 +48,8 @@ const FORK_WINDOW = 256;
 /** The market sets itself up (exchange wallets, their labels and funding) a minute before its start: served too. */
 const SETUP_LEAD_MS = 120_000;
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
+/** A block hash: 32 bytes derived from the text (sha256: native, and a block hash is only an identity). */
+const digest = (text: string) => createHash('sha256').update(text).digest();
 
 function quantity(value: unknown, name: string): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
@@ -77,8 +79,7 @@ export interface Anchor {
 }
 
 export function createSolanaNodeChain(options: { seed: string; start: number; anchor?: Anchor }): NodeChain {
-  const hashOf = (slot: number) =>
-    base58Encode(Buffer.from(seedHash(`spot-sim-node/${options.seed}/solana/${slot}`).slice(2), 'hex'));
+  const hashOf = (slot: number) => base58Encode(digest(`spot-sim-node/${options.seed}/solana/${slot}`));
   const floor = Math.max(blockAt('solana', options.start - SETUP_LEAD_MS).number - 1, options.anchor?.number ?? -1);
   const blocks = new Map<number, SolanaBlock>();
   /** Produced slots, ascending (blocks are only ever appended at the end). */
@@ -204,7 +205,7 @@ export function createEvmNodeChain(options: {
   const { chain } = options;
   const interval = BLOCK_MS[chain];
   const genesis = genesisOf(chain);
-  const hashOf = (n: number) => seedHash(`spot-sim-node/${options.seed}/${chain}/${n}`);
+  const hashOf = (n: number): Hex => `0x${digest(`spot-sim-node/${options.seed}/${chain}/${n}`).toString('hex')}`;
   const floor = Math.max(blockAt(chain, options.start - SETUP_LEAD_MS).number - 1, options.anchor?.number ?? -1);
   const blocks = new Map<number, EvmTx[]>();
   const receipts = new Map<string, EvmTx>();
