@@ -51,14 +51,41 @@ function inProcess() {
   const pipeline = createSimulatorPipeline({ seed });
   const swaps: RawSwap[] = [];
   const events: TokenEvent[] = [];
+  /** Transactions that are chain data (blocks the node serves), by hash or signature. */
+  const onChain = new Set<string>();
   for (let at = START - WARM_MS; at < START; ) {
     at = Math.min(START, at + 300_000);
-    const decoded = pipeline.process(market.advance(at, 12));
-    swaps.push(...decoded.swaps);
-    events.push(...decoded.events);
+    for (const event of market.advance(at, 12)) {
+      for (const record of pipeline.writer.write(event)) {
+        if (record.kind === 'solana') onChain.add(record.transaction.transaction.signatures[0]!);
+        if (record.kind === 'evm') onChain.add(record.receipt.transactionHash);
+        const decoded = pipeline.decoders.decode(record);
+        swaps.push(...decoded.swaps);
+        events.push(...decoded.events);
+      }
+    }
   }
-  return { swaps, events };
+  return { swaps, events, onChain };
 }
+
+/** Source files (not tests, not benchmarks) under the project root. */
+function sourceFiles(root: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(root, { withFileTypes: true })) {
+    if (['node_modules', 'test', 'bench', '.git'].includes(entry.name)) continue;
+    const full = path.join(root, entry.name);
+    if (entry.isDirectory()) out.push(...sourceFiles(full));
+    else if (entry.name.endsWith('.ts')) out.push(full);
+  }
+  return out;
+}
+
+/**
+ * Token events the simulator still emits without a decoder: LaunchLab and Meteora DBC creation
+ * and migration, until the Solana decoder reads PoolCreateEvent / EvtInitializePool and their
+ * migrations (issue #13); and the in-process path's labels (SPOT_SIM_NODE=0).
+ */
+const NOT_FROM_A_DECODER = new Set(['ingest/simulator/solana-writer.ts', 'ingest/simulator/records.ts']);
 
 const eventKey = (event: TokenEvent) =>
   event.kind === 'walletLabel'
@@ -119,6 +146,17 @@ describe('simulator node', function () {
         ids.some((id) => id.startsWith(`${chain}:`)),
         `swaps on ${chain}`,
       );
+    // Every token event is chain data (a transaction of a served block), or came through the label import.
+    const offChain = actual.events.filter(
+      (event) => !expected.onChain.has(event.transactionHash) && !event.transactionHash.startsWith('labels-'),
+    );
+    assert.deepEqual(
+      [
+        ...new Set(offChain.map((event) => (event.kind === 'created' ? `created:${event.launchpad}` : event.kind))),
+      ].sort(),
+      ['created:launchlab', 'created:meteora-dbc', 'graduated'],
+      'only the LaunchLab / DBC records no decoder reads yet',
+    );
     const keys = actual.events.map(eventKey);
     assert.deepEqual([...new Set(keys)].sort(), [...new Set(expected.events.map(eventKey))].sort());
     assert.ok(actual.events.some((event) => event.kind === 'funding' && event.chain === 'solana'));
@@ -127,6 +165,24 @@ describe('simulator node', function () {
     assert.ok(labels.length > 0 && labels.every((event) => event.transactionHash.startsWith('labels-')));
     assert.match(fs.readFileSync(path.join(dir, SIMULATOR_LABELS_FILE), 'utf8'), /^chain,address,label,name,source\n/);
     assert.ok(ctx.metrics.get('simulator.node.calls.solana') > 0 && ctx.metrics.get('simulator.node.calls.base') > 0);
+  });
+
+  it('constructs and publishes token events only in decoders, the transfer extractor and the label import', () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const builds = /kind: '(created|graduated|funding|walletLabel|transfer|balance|curve|metadata|security)'/;
+    const allowed = /^ingest\/(solana|evm|transfers|labels)\/|^ingest\/sources\/evm-resolver\.ts$/;
+    const offenders: string[] = [];
+    for (const file of sourceFiles(root)) {
+      const relative = path.relative(root, file);
+      const text = fs.readFileSync(file, 'utf8');
+      if (builds.test(text) && !allowed.test(relative) && !NOT_FROM_A_DECODER.has(relative))
+        offenders.push(`${relative} builds token events`);
+      if (/produce\w*\(\s*TOPICS\.tokenEvents/.test(text) && relative !== 'ingest/publisher.ts')
+        offenders.push(`${relative} produces to the token-events topic`);
+      if (/\.publish\(/.test(text) && !/^ingest\/(sources|labels)\/|^ingest\/simulator\/runner\.ts$/.test(relative))
+        offenders.push(`${relative} publishes records`);
+    }
+    assert.deepEqual(offenders, []);
   });
 
   it('answers bad requests with JSON-RPC errors and skipped slots as a real node does', async () => {
