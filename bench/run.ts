@@ -57,6 +57,12 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
+  rpc: {
+    file: 'rpc.ts',
+    params: { minutes: 2, rate: 1500 },
+    quick: { minutes: 0.5, rate: 50 },
+    timeoutMs: 240_000,
+  },
   memory: {
     file: 'memory.ts',
     params: { tokens: 20_000 },

@@ -112,6 +112,7 @@ export async function startSimulatorNode(ctx: Context, options: SimulatorNodeOpt
 
   function reply(chain: NodeChain | undefined, raw: string, socket?: WebSocket): string {
     if (!chain) return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'no such chain' } });
+    ctx.metrics.inc(`simulator.node.requests.${chain.chain}`);
     let body: unknown;
     try {
       body = JSON.parse(raw);
