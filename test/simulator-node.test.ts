@@ -107,12 +107,12 @@ describe('simulator node', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function runIngest(extra: Record<string, string> = {}) {
+  async function runIngest(extra: Record<string, string> = {}, until = START) {
     const ctx = context(dir, extra);
     runtime = await createRuntime(ctx);
     await startIngest(runtime);
     const deadline = Date.now() + 90_000;
-    while (readSimulatorState(dir)?.lastEventTime !== START) {
+    while (readSimulatorState(dir)?.lastEventTime !== until) {
       if (Date.now() > deadline) throw new Error('the history was not processed through the node');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -165,6 +165,25 @@ describe('simulator node', function () {
     assert.ok(labels.length > 0 && labels.every((event) => event.transactionHash.startsWith('labels-')));
     assert.match(fs.readFileSync(path.join(dir, SIMULATOR_LABELS_FILE), 'utf8'), /^chain,address,label,name,source\n/);
     assert.ok(ctx.metrics.get('simulator.node.calls.solana') > 0 && ctx.metrics.get('simulator.node.calls.base') > 0);
+  });
+
+  it('restarts on its data dir without a fork, a gap in the readers or a record published twice', async () => {
+    await runIngest();
+    const later = START + 5 * 60_000;
+    const ctx = await runIngest({ SPOT_SIM_NOW: String(later) }, later);
+    const { swaps, events } = await published();
+    const ids = swaps.map((swap) => swap.id);
+    assert.equal(new Set(ids).size, ids.length, 'no swap published twice');
+    const resumed = swaps.filter((swap) => swap.blockTime >= START);
+    for (const chain of CHAINS)
+      assert.ok(
+        resumed.some((swap) => swap.chain === chain),
+        `${chain} trades after the restart`,
+      );
+    assert.equal(ctx.metrics.get('ingest.solana.forks'), 0);
+    for (const chain of CHAINS) assert.equal(ctx.metrics.get(`ingest.evm.${chain}.reorgs`), 0);
+    assert.equal(new Set(events.map((event) => event.id)).size, events.length, 'no token event published twice');
+    assert.equal(readSimulatorState(dir)?.runSeed, `${SEED}/resume@${START}`);
   });
 
   it('constructs and publishes token events only in decoders, the transfer extractor and the label import', () => {
