@@ -295,7 +295,31 @@ describe('solana block source', () => {
     await assertPublishedOnce(ledger.expected(101, 115));
   });
 
-  it('wakes on slotSubscribe notifications instead of waiting for the poll interval', async () => {
+  it('takes blocks pushed by blockSubscribe instead of fetching them, in slot order, once', async () => {
+    const ledger = createLedger(server);
+    ledger.extend(100, 103);
+    start({ url: server.wsUrl, pollIntervalMs: 60_000 });
+    await waitFor('slot 103', () => slotOf() === 103);
+    await waitFor('the block subscription', () => server.subscriptions('blockSubscribe').length === 1);
+    ledger.extend(103, 108, 'main', [105]);
+    const fetchedBefore = server.calls.filter((call) => call.method === 'getBlock').length;
+    // 104, 106 and 108 are pushed (108 first: out of order), 107 is not: it is fetched.
+    for (const slot of [108, 104, 106])
+      server.notify('blockSubscribe', {
+        context: { slot },
+        value: { slot, err: null, block: ledger.blocks.get(slot) },
+      });
+    await waitFor('slot 108', () => slotOf() === 108, 3_000);
+    const fetched = server.calls.filter((call) => call.method === 'getBlock').slice(fetchedBefore);
+    assert.deepEqual(
+      fetched.map((call) => call.params[0]),
+      [107],
+    );
+    await assertPublishedOnce(ledger.expected(101, 108));
+  });
+
+  it('wakes on slotSubscribe notifications where the endpoint has no blockSubscribe', async () => {
+    server.refusedSubscriptions.add('blockSubscribe');
     const ledger = createLedger(server);
     ledger.extend(100, 103);
     start({ url: server.wsUrl, pollIntervalMs: 60_000 });

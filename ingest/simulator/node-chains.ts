@@ -40,8 +40,10 @@ export interface NodeChain {
   /** Seals every block before the one holding `until` (event time, ms); returns the new tip. */
   seal(until: number): number;
   call(method: string, params: unknown[]): unknown;
-  /** What a subscription of `method` receives for the current tip, or null when it is not one this chain offers. */
-  notification(method: string): unknown;
+  /** Subscribe methods this chain offers. */
+  readonly subscriptions: readonly string[];
+  /** What a subscription of `method` receives once the tip moved past `previousTip`. */
+  notifications(method: string, previousTip: number): unknown[];
 }
 
 const FORK_WINDOW = 256;
@@ -130,8 +132,13 @@ export function createSolanaNodeChain(options: { seed: string; start: number; an
       tip = Math.max(tip, blockAt('solana', until).number - 1);
       return tip;
     },
-    notification(method) {
-      return method === 'slotSubscribe' ? { slot: tip, parent: tip - 1, root: Math.max(0, tip - 32) } : null;
+    subscriptions: ['slotSubscribe', 'blockSubscribe'],
+    notifications(method, previousTip) {
+      if (method === 'slotSubscribe') return [{ slot: tip, parent: tip - 1, root: Math.max(0, tip - 32) }];
+      // blockSubscribe: every block sealed since, as the notification's value.
+      return order
+        .filter((slot) => slot > previousTip && slot <= tip)
+        .map((slot) => ({ context: { slot }, value: { slot, err: null, block: blocks.get(slot) } }));
     },
     call(method, params) {
       switch (method) {
@@ -358,10 +365,10 @@ export function createEvmNodeChain(options: {
       tip = Math.max(tip, blockAt(chain, until).number - 1);
       return tip;
     },
-    notification(method) {
-      if (method !== 'eth_subscribe') return null;
+    subscriptions: ['eth_subscribe'],
+    notifications() {
       const { txs: _txs, ...head } = header(tip);
-      return head;
+      return [head];
     },
     call(method, params) {
       switch (method) {

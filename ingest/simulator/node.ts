@@ -2,7 +2,7 @@
 // and WebSocket subscriptions) on 127.0.0.1, one endpoint per chain (`/solana`, `/base`, …), so
 // `spot up` reads it through the same block sources as a real node.
 //
-// Solana: getSlot, getBlocks, getBlock, slotSubscribe. EVM: eth_blockNumber, eth_getBlockByNumber,
+// Solana: getSlot, getBlocks, getBlock, blockSubscribe, slotSubscribe. EVM: eth_blockNumber, eth_getBlockByNumber,
 // eth_getLogs, eth_getTransactionReceipt, eth_call (decimals/symbol/name/totalSupply of the
 // tokens it launched), eth_subscribe newHeads. Blocks are sealed as the market's clock passes
 // them; subscribers are notified on every seal.
@@ -56,8 +56,12 @@ interface Subscription {
   socket: WebSocket;
 }
 
-const NOTIFICATION: Record<string, string> = { slotSubscribe: 'slotNotification', eth_subscribe: 'eth_subscription' };
-const UNSUBSCRIBE = new Set(['slotUnsubscribe', 'eth_unsubscribe']);
+const NOTIFICATION: Record<string, string> = {
+  slotSubscribe: 'slotNotification',
+  blockSubscribe: 'blockNotification',
+  eth_subscribe: 'eth_subscription',
+};
+const UNSUBSCRIBE = new Set(['slotUnsubscribe', 'blockUnsubscribe', 'eth_unsubscribe']);
 
 export async function startSimulatorNode(ctx: Context, options: SimulatorNodeOptions): Promise<SimulatorNode> {
   const logger = ctx.logger.child({ component: 'simulator-node' });
@@ -93,7 +97,7 @@ export async function startSimulatorNode(ctx: Context, options: SimulatorNodeOpt
         : [request.params];
     ctx.metrics.inc(`simulator.node.calls.${chain.chain}`);
     try {
-      if (socket && NOTIFICATION[request.method] && chain.notification(request.method) !== null) {
+      if (socket && chain.subscriptions.includes(request.method)) {
         if (request.method === 'eth_subscribe' && params[0] !== 'newHeads')
           throw new NodeFault(-32602, `unsupported subscription ${JSON.stringify(params[0])}`);
         const number = nextSubscription++;
@@ -148,17 +152,19 @@ export async function startSimulatorNode(ctx: Context, options: SimulatorNodeOpt
   const { port } = server.address() as AddressInfo;
   logger.info({ port, chains: options.chains }, 'simulator node serving JSON-RPC on loopback');
 
-  function notify(chain: NodeChain): void {
+  function notify(chain: NodeChain, previousTip: number): void {
     for (const [id, subscription] of subscriptions) {
       if (subscription.chain !== chain) continue;
       const wire = subscription.method === 'eth_subscribe' ? id : Number(id);
-      subscription.socket.send(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          method: NOTIFICATION[subscription.method],
-          params: { subscription: wire, result: chain.notification(subscription.method) },
-        }),
-      );
+      for (const result of chain.notifications(subscription.method, previousTip)) {
+        subscription.socket.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: NOTIFICATION[subscription.method],
+            params: { subscription: wire, result },
+          }),
+        );
+      }
     }
   }
 
@@ -174,7 +180,7 @@ export async function startSimulatorNode(ctx: Context, options: SimulatorNodeOpt
     seal(until) {
       for (const chain of chains.values()) {
         const before = chain.tip;
-        if (chain.seal(until) > before) notify(chain);
+        if (chain.seal(until) > before) notify(chain, before);
       }
     },
     mark: () => new Map([...chains].map(([name, chain]) => [name, chain.tip])),

@@ -15,8 +15,10 @@
 // are logged and retried with backoff and jitter; nothing is skipped but a slot the node reports
 // skipped.
 //
-// A WebSocket endpoint (ws(s) URL or `wsUrl`) adds slotSubscribe as a wake-up: the loop polls at
-// once on each new slot instead of waiting for the poll interval.
+// A WebSocket endpoint (ws(s) URL or `wsUrl`) adds blockSubscribe where the endpoint offers it:
+// pushed blocks are kept (a bounded window) and used instead of getBlock, in the same slot-ordered
+// loop; a block not pushed, or pushed malformed, is fetched. Endpoints without blockSubscribe get
+// slotSubscribe as a wake-up: the loop polls at once on each new slot.
 import type { Context } from '../../core/context.ts';
 import type { TokenEvent } from '../../core/topics.ts';
 import type { CursorStore } from '../cursor-store.ts';
@@ -33,6 +35,7 @@ import {
   keepConnected,
   MalformedAnswerError,
   redactUrl,
+  sleep,
   swapScheme,
   withRetry,
   type KeptConnection,
@@ -79,6 +82,12 @@ interface RpcBlock {
   blockTime: number | null;
   transactions: Array<Omit<SolanaTransaction, 'slot' | 'blockTime'>>;
 }
+
+/** Pushed blocks kept for the loop; older ones are fetched again if still needed. */
+const MAX_PUSHED = 2_000;
+/** Longest wait for a block whose notification may be in flight, and how recent a push must be to wait at all. */
+const PUSH_WAIT_MS = 300;
+const PUSH_FLOWING_MS = 2_000;
 
 const isInt = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
@@ -138,6 +147,36 @@ export function createSolanaBlockSource(ctx: Context, options: SolanaBlockSource
   const pause = createWakeableSleep();
   let socket: KeptConnection | null = null;
   let loop: Promise<void> | null = null;
+  /** Blocks pushed by blockSubscribe, by slot, not processed yet. */
+  const pushed = new Map<number, RpcBlock>();
+  let maxPushed = -1;
+  let lastPushAt = 0;
+
+  function onPushedBlock(result: unknown): void {
+    const value = (result as { value?: { slot?: unknown; block?: unknown } } | null)?.value;
+    if (!value || !isInt(value.slot) || !value.block) return;
+    try {
+      if (value.slot > (cursor?.slot ?? -1)) pushed.set(value.slot, checkBlock(value.block, value.slot));
+    } catch {
+      ctx.metrics.inc('ingest.solana.pushed_malformed');
+    }
+    if (pushed.size > MAX_PUSHED) pushed.delete(pushed.keys().next().value as number);
+    maxPushed = Math.max(maxPushed, value.slot);
+    lastPushAt = Date.now();
+    pause.wake();
+  }
+
+  /** Slots after the newest pushed one may still be on their way while pushes flow: waited for briefly. */
+  async function awaitPushes(slots: number[]): Promise<void> {
+    const deadline = Date.now() + PUSH_WAIT_MS;
+    while (
+      !stopped &&
+      Date.now() < deadline &&
+      Date.now() - lastPushAt < PUSH_FLOWING_MS &&
+      slots.some((slot) => slot > maxPushed && !pushed.has(slot))
+    )
+      await sleep(5);
+  }
 
   const call = <T>(method: string, params: unknown[]) =>
     withRetry(() => http.call<T>(method, params), { stopped: () => stopped });
@@ -157,17 +196,23 @@ export function createSolanaBlockSource(ctx: Context, options: SolanaBlockSource
 
   /** getBlock for each slot in one batched request; null = skipped. */
   async function fetchBlocks(slots: number[]): Promise<Array<RpcBlock | null>> {
+    await awaitPushes(slots);
+    const missing = slots.filter((slot) => !pushed.has(slot));
     const answers = await withRetry(
       () =>
         http.batch<unknown>(
           'getBlock',
-          slots.map((slot) => blockParams(slot, 'full')),
+          missing.map((slot) => blockParams(slot, 'full')),
         ),
       { stopped: () => stopped },
     );
-    ctx.metrics.inc('ingest.solana.rpc_calls', slots.length);
-    return answers.map((answer, i) => {
-      const slot = slots[i]!;
+    ctx.metrics.inc('ingest.solana.rpc_calls', missing.length);
+    ctx.metrics.inc('ingest.solana.pushed_blocks', slots.length - missing.length);
+    const fetched = new Map(missing.map((slot, i) => [slot, answers[i]!]));
+    return slots.map((slot) => {
+      const block = pushed.get(slot);
+      if (block) return block;
+      const answer = fetched.get(slot)!;
       if (!answer.ok) {
         if (SKIPPED_CODES.has(answer.error.code)) return null;
         // -32004 "block not available", rate limits, internal errors: not there yet; the step is retried.
@@ -223,6 +268,7 @@ export function createSolanaBlockSource(ctx: Context, options: SolanaBlockSource
       'fork: processed blocks were orphaned (records already published); re-processing from the fork point',
     );
     cursor = { slot: to, hashes: current.hashes.filter(([slot]) => slot <= to) };
+    pushed.clear();
     options.cursors?.set(sourceId, cursor);
   }
 
@@ -285,6 +331,7 @@ export function createSolanaBlockSource(ctx: Context, options: SolanaBlockSource
     ctx.metrics.inc('ingest.solana.blocks', hashes.length - cursor.hashes.length);
     cursor = { slot: settled, hashes: hashes.filter(([slot]) => slot > settled - window).slice(-window) };
     options.cursors?.set(sourceId, cursor);
+    for (const slot of pushed.keys()) if (slot <= settled) pushed.delete(slot);
     ctx.metrics.set('ingest.solana.slot', settled);
     return settled >= head;
   }
@@ -320,7 +367,26 @@ export function createSolanaBlockSource(ctx: Context, options: SolanaBlockSource
           url: wsUrl,
           name: 'solana-slots',
           onOpen: async (connection) => {
-            await connection.subscribe('slotSubscribe', [], () => pause.wake());
+            try {
+              await connection.subscribe(
+                'blockSubscribe',
+                [
+                  'all',
+                  {
+                    commitment,
+                    encoding: 'json',
+                    transactionDetails: 'full',
+                    maxSupportedTransactionVersion: 0,
+                    showRewards: false,
+                  },
+                ],
+                onPushedBlock,
+              );
+            } catch (error) {
+              // Most endpoints do not offer it (it needs --rpc-pubsub-enable-block-subscription).
+              if (!(error instanceof JsonRpcError)) throw error;
+              await connection.subscribe('slotSubscribe', [], () => pause.wake());
+            }
             pause.wake();
           },
         });

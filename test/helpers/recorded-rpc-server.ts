@@ -44,6 +44,8 @@ export interface RecordedRpcServer {
   dropSockets(): void;
   /** Faults served to the next HTTP requests, one each, in order. */
   readonly httpFaults: HttpFault[];
+  /** Subscribe methods answered "method not found", as endpoints without them do. */
+  readonly refusedSubscriptions: Set<string>;
   /** While false, WebSocket upgrades are refused (HTTP keeps working). */
   acceptWebSockets: boolean;
   close(): Promise<void>;
@@ -54,6 +56,7 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
   const subscriptions = new Map<string, Subscription>();
   const calls: RecordedRpcServer['calls'] = [];
   const httpFaults: HttpFault[] = [];
+  const refusedSubscriptions = new Set<string>();
   let nextSubscription = 1;
 
   function answer(
@@ -64,6 +67,8 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
     const id = request.id ?? null;
     const method = request.method ?? '';
     calls.push({ method, params: request.params, transport });
+    if (refusedSubscriptions.has(method))
+      return { jsonrpc: '2.0', id, error: { code: -32601, message: `method not found: ${method}` } };
     if (socket && (method.endsWith('Subscribe') || method === 'eth_subscribe')) {
       const subscription = String(nextSubscription++);
       subscriptions.set(subscription, { id: subscription, method, params: request.params, socket });
@@ -136,6 +141,7 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
     wsUrl: `ws://127.0.0.1:${port}`,
     calls,
     httpFaults,
+    refusedSubscriptions,
     handle(method, handler) {
       handlers.set(method, handler);
     },
