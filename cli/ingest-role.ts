@@ -76,7 +76,7 @@ function createChainSource(ctx: Context, chain: Chain, url: string, setup: Sourc
     ...(from !== undefined ? { fromBlock: from } : {}),
     // The simulator's pools and Transfers are all of its market: every decoded event is followed.
     ...(simulated
-      ? { confirmations: 0, topics: Object.values(TOPIC0), pollIntervalMs: 100, maxRange: 2_000, blockBatch: 500 }
+      ? { confirmations: 0, topics: Object.values(TOPIC0), pollIntervalMs: 100, maxRange: 4_000, blockBatch: 2_000 }
       : {}),
   });
 }
