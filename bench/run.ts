@@ -63,6 +63,12 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     quick: { cases: 50, tokens: 200 },
     timeoutMs: 600_000,
   },
+  rpc: {
+    file: 'rpc.ts',
+    params: { minutes: 2, rate: 1500 },
+    quick: { minutes: 0.5, rate: 50 },
+    timeoutMs: 240_000,
+  },
   memory: {
     file: 'memory.ts',
     params: { tokens: 20_000 },

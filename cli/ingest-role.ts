@@ -1,17 +1,37 @@
-// The ingest role: RPC sources for the chains that have an endpoint, otherwise the market
-// simulator; both publish through the one ingest publisher.
+// The ingest role: block sources for the chains that have an RPC endpoint, otherwise the market
+// simulator, either served as a local chain node that the same block sources read
+// (SPOT_SIM_NODE=1) or decoded in-process; everything publishes through the one ingest publisher.
 import path from 'node:path';
 import { CHAIN_INFO, type Chain } from '../core/chains.ts';
-import { createIngestPublisher } from '../ingest/publisher.ts';
-import { createCursorStore } from '../ingest/cursor-store.ts';
-import { createSolanaDecoder, DECODED_PROGRAMS } from '../ingest/solana/index.ts';
-import { createEvmDecoder, createPoolRegistry, createTokenRegistry, EVM_CONTRACTS } from '../ingest/evm/index.ts';
+import type { Context } from '../core/context.ts';
+import { createIngestPublisher, type IngestPublisher } from '../ingest/publisher.ts';
+import { createCursorStore, type CursorStore, type EvmCursor } from '../ingest/cursor-store.ts';
+import { createSolanaDecoder } from '../ingest/solana/index.ts';
+import {
+  createEvmDecoder,
+  createPoolRegistry,
+  createTokenRegistry,
+  EVM_CONTRACTS,
+  TOPIC0,
+  type EvmDecoder,
+} from '../ingest/evm/index.ts';
+import { readCexHotWallets } from '../ingest/labels/bundled.ts';
+import { labelCsvLine, LABEL_CSV_HEADER, parseLabels } from '../ingest/labels/format.ts';
+import { createLabelImporter, type LabelImporter } from '../ingest/labels/import.ts';
 import { createEvmRpcSource } from '../ingest/sources/evm-rpc.ts';
-import { createSolanaRpcSource } from '../ingest/sources/solana-rpc.ts';
+import { createSolanaBlockSource, type SolanaBlockCursor } from '../ingest/sources/solana-blocks.ts';
+import type { ChainSource } from '../ingest/sources/solana-rpc.ts';
+import type { EvmChain } from '../ingest/simulator/addresses.ts';
+import type { Anchor } from '../ingest/simulator/node-chains.ts';
+import { startSimulatorNode } from '../ingest/simulator/node.ts';
+import { createConfiguredEvmDecoder } from '../ingest/simulator/pipeline.ts';
 import { createSimulatorSource } from '../ingest/simulator/runner.ts';
 import { startSimEnrichment } from '../ingest/enrichment/sim-enrichment.ts';
 import { createEnrichmentStage, httpRpcCallers } from '../ingest/enrichment/stage.ts';
 import type { Runtime } from './runtime.ts';
+
+const SOLANA_CURSOR = 'solana-blocks';
+const evmCursor = (chain: Chain) => `evm:${chain}`;
 
 /** Contracts an EVM source follows on a chain: factories, the V4 PoolManager, launchpads. */
 function watchedContracts(chain: Chain): string[] {
@@ -21,11 +41,86 @@ function watchedContracts(chain: Chain): string[] {
   });
 }
 
+interface SourceSetup {
+  publisher: IngestPublisher;
+  cursors: CursorStore;
+  /** Reading the simulator's node: its chains are final at once and every pool event is followed. */
+  simulated: boolean;
+  /** First block (slot) without a stored cursor; default the head. */
+  from?: number;
+}
+
+/** One block source per chain: the same code for a real node and the simulator's. */
+function createChainSource(ctx: Context, chain: Chain, url: string, setup: SourceSetup): ChainSource {
+  const { publisher, cursors, simulated, from } = setup;
+  if (CHAIN_INFO[chain].family === 'solana') {
+    return createSolanaBlockSource(ctx, {
+      url,
+      publisher,
+      cursors,
+      sourceId: SOLANA_CURSOR,
+      decoder: createSolanaDecoder({ logger: ctx.logger, metrics: ctx.metrics }),
+      ...(from !== undefined ? { fromSlot: from } : {}),
+      ...(simulated ? { batchSize: 100, pollIntervalMs: 100 } : {}),
+    });
+  }
+  const decoder: EvmDecoder = simulated
+    ? createConfiguredEvmDecoder(chain as EvmChain, ctx.metrics)
+    : createEvmDecoder({ chain, tokens: createTokenRegistry(), pools: createPoolRegistry(), metrics: ctx.metrics });
+  return createEvmRpcSource(ctx, {
+    chain,
+    url,
+    publisher,
+    cursors,
+    sourceId: evmCursor(chain),
+    addresses: watchedContracts(chain),
+    decoder,
+    ...(from !== undefined ? { fromBlock: from } : {}),
+    // The simulator's pools and Transfers are all of its market: every decoded event is followed.
+    ...(simulated
+      ? { confirmations: 0, topics: Object.values(TOPIC0), pollIntervalMs: 100, maxRange: 4_000, blockBatch: 2_000 }
+      : {}),
+  });
+}
+
+/** Where each chain's reader stopped in an earlier run: the node's blocks start after it. */
+function anchorsOf(cursors: CursorStore, chains: Chain[]): Partial<Record<Chain, Anchor>> {
+  const anchors: Partial<Record<Chain, Anchor>> = {};
+  for (const chain of chains) {
+    if (CHAIN_INFO[chain].family === 'solana') {
+      const cursor = cursors.get<SolanaBlockCursor>(SOLANA_CURSOR);
+      const last = cursor?.hashes[cursor.hashes.length - 1];
+      if (cursor)
+        anchors[chain] = { number: cursor.slot, ...(last ? { parent: { slot: last[0], hash: last[1] } } : {}) };
+    } else {
+      const cursor = cursors.get<EvmCursor>(evmCursor(chain));
+      if (cursor) anchors[chain] = { number: cursor.block };
+    }
+  }
+  return anchors;
+}
+
+/** The last block (slot) a chain's source processed and had acknowledged; -1 before the first. */
+function processedOf(cursors: CursorStore, chain: Chain): number {
+  return CHAIN_INFO[chain].family === 'solana'
+    ? (cursors.get<SolanaBlockCursor>(SOLANA_CURSOR)?.slot ?? -1)
+    : (cursors.get<EvmCursor>(evmCursor(chain))?.block ?? -1);
+}
+
+/** The bundled exchange hot wallets of the followed chains, through the label import. */
+async function importCexList(labels: LabelImporter, chains: Chain[]): Promise<void> {
+  const lines = parseLabels(readCexHotWallets(), 'csv').lines.filter((line) => chains.includes(line.chain));
+  if (lines.length === 0) return;
+  const text = `${LABEL_CSV_HEADER}\n${lines.map((line) => labelCsvLine(line)).join('\n')}\n`;
+  await labels.importText(text, { format: 'csv', origin: 'cex-hot-wallets.csv' });
+}
+
 export async function startIngest(runtime: Runtime): Promise<void> {
   const { ctx, log } = runtime;
   // --chains (SPOT_SIM_CHAINS) limits either source: only the listed chains' endpoints are followed.
   const rpcChains = (Object.keys(ctx.config.rpc) as Chain[]).filter((chain) => ctx.config.simChains.includes(chain));
-  const sources: { name: string; stop(): Promise<void> }[] = [];
+  const stops: { name: string; stop(): Promise<void> }[] = [];
+  const openCursors = () => createCursorStore(ctx, { path: path.join(ctx.config.dataDir, 'ingest-cursors.sqlite') });
 
   if (Object.keys(ctx.config.rpc).length > 0 && rpcChains.length === 0) {
     throw new Error(
@@ -38,37 +133,19 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       ? createEnrichmentStage(ctx, { rpc: httpRpcCallers(ctx.config.rpc, rpcChains) })
       : await startSimEnrichment(ctx, { seed: ctx.config.simSeed, chains: ctx.config.simChains });
   const publisher = enrichment.wrap(createIngestPublisher(ctx, { log }));
+  const labels = createLabelImporter(ctx, { log, publisher });
   if (rpcChains.length > 0) {
-    const cursors = createCursorStore(ctx, { path: path.join(ctx.config.dataDir, 'ingest-cursors.sqlite') });
+    const cursors = openCursors();
+    await importCexList(labels, rpcChains);
     for (const chain of rpcChains) {
-      const url = ctx.config.rpc[chain]!;
-      const source =
-        CHAIN_INFO[chain].family === 'solana'
-          ? createSolanaRpcSource(ctx, {
-              url,
-              publisher,
-              cursors,
-              programs: [...DECODED_PROGRAMS],
-              decoder: createSolanaDecoder({ logger: ctx.logger, metrics: ctx.metrics }),
-            })
-          : createEvmRpcSource(ctx, {
-              chain,
-              url,
-              publisher,
-              cursors,
-              addresses: watchedContracts(chain),
-              decoder: createEvmDecoder({
-                chain,
-                tokens: createTokenRegistry(),
-                pools: createPoolRegistry(),
-                metrics: ctx.metrics,
-              }),
-            });
+      const source = createChainSource(ctx, chain, ctx.config.rpc[chain]!, { publisher, cursors, simulated: false });
       await source.start();
-      sources.push({ name: `rpc:${chain}`, stop: () => source.stop() });
+      stops.push({ name: `rpc:${chain}`, stop: () => source.stop() });
       ctx.logger.info({ chain }, 'following chain over RPC');
     }
+    stops.push({ name: 'cursors', stop: async () => cursors.close() });
   } else {
+    const cursors = ctx.config.simNode ? openCursors() : null;
     const simulator = createSimulatorSource(ctx, {
       publisher,
       seed: ctx.config.simSeed,
@@ -76,16 +153,49 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       warmHours: ctx.config.simWarmHours,
       chains: ctx.config.simChains,
       ...(ctx.config.simNow !== null ? { now: () => ctx.config.simNow! } : {}),
+      ...(cursors
+        ? {
+            labels,
+            // Node mode: a history batch of five minutes keeps the readers' round trips few.
+            historyChunkMs: 300_000,
+            openNode: (start: number) =>
+              startSimulatorNode(ctx, {
+                seed: String(ctx.config.simSeed),
+                chains: ctx.config.simChains,
+                start,
+                anchors: anchorsOf(cursors, ctx.config.simChains),
+                processed: (chain) => processedOf(cursors, chain),
+              }),
+          }
+        : {}),
     });
     await simulator.start();
-    sources.push({ name: 'simulator', stop: () => simulator.stop() });
-    ctx.logger.info({ chains: ctx.config.simChains, rate: ctx.config.simRate }, 'market simulator running');
+    stops.push({ name: 'simulator', stop: () => simulator.stop() });
+    const node = simulator.node;
+    if (node && cursors) {
+      for (const chain of ctx.config.simChains) {
+        const source = createChainSource(ctx, chain, node.wsUrl(chain), {
+          publisher,
+          cursors,
+          simulated: true,
+          from: node.firstBlock(chain),
+        });
+        await source.start();
+        stops.push({ name: `node:${chain}`, stop: () => source.stop() });
+      }
+      stops.push({ name: 'simulator-node', stop: () => node.close() });
+      stops.push({ name: 'cursors', stop: async () => cursors.close() });
+    }
+    ctx.logger.info(
+      { chains: ctx.config.simChains, rate: ctx.config.simRate, node: ctx.config.simNode },
+      'market simulator running',
+    );
   }
 
   runtime.add({
     name: 'ingest',
     async stop() {
-      for (const source of sources) await source.stop();
+      for (const part of stops) await part.stop();
       await publisher.flush();
       enrichment.close();
     },

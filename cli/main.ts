@@ -19,6 +19,7 @@ Commands:
   decode [--chain C] [FILE|-]  decode a Solana getTransaction result or an EVM receipt to JSON lines
   bench [scenario…]      run the benchmarks and write bench/results
   console                print a one-time link that opens the live console in a browser
+  labels import FILE|URL import a wallet-label list (CSV or JSON; docs/sources.md)
 
 Configuration comes from SPOT_* environment variables; see docs/configuration.md.`;
 
@@ -37,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   decode: async () => (await import('./decode.ts')).decodeCommand,
   bench: async () => (await import('../bench/run.ts')).benchCommand,
   console: async () => (await import('./console.ts')).consoleCommand,
+  labels: async () => (await import('./labels.ts')).labelsCommand,
 };
 
 /** One usage line per command, printed by `spot <command> --help` (and on a usage error). */
@@ -56,6 +58,8 @@ const COMMAND_USAGE: Record<string, string> = {
     'spot decode [--chain C] [FILE|-]  a Solana getTransaction result, or an EVM receipt with --chain base|bsc|robinhood|arc, to JSON lines',
   bench: 'spot bench [scenario...]      run the benchmarks and write bench/results',
   console: 'spot console                  a one-time link (15 min) that opens the live console at / on SPOT_HTTP_PORT',
+  labels:
+    'spot labels import FILE|URL   a wallet-label list (CSV or JSON: chain,address,label,name,source) onto the log',
 };
 
 /** Commands that take no arguments besides the configuration flags (an unknown flag must not start a service). */

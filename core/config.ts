@@ -24,6 +24,8 @@ export interface Config {
   /** Swaps per second of event time in the simulator's warm-start history (default 0.5: 24 h ≈ 43 k swaps). */
   simHistoryRate: number;
   simChains: Chain[];
+  /** Serve the simulator's market as a local chain node read through the block sources (SPOT_SIM_NODE=1). */
+  simNode: boolean;
   /** Pinned simulator wall clock, Unix ms (reproducible runs and tests); null: the real clock. */
   simNow: number | null;
   /** Names this aggregator instance (its snapshot and input group); generated into the data dir when unset. */
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     simWarmHours: number(env, 'SPOT_SIM_WARM_HOURS', 24, 0),
     simHistoryRate: number(env, 'SPOT_SIM_HISTORY_RATE', 0.5, 0),
     simChains,
+    simNode: ['1', 'true'].includes((env.SPOT_SIM_NODE ?? '').toLowerCase()),
     simNow: env.SPOT_SIM_NOW ? number(env, 'SPOT_SIM_NOW', 0, 0) : null,
     aggregatorId: aggregatorId(env),
     aggregateSessionMs: number(env, 'SPOT_AGGREGATE_SESSION_MS', 10_000, 1000),

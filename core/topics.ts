@@ -238,6 +238,22 @@ export const CandleUpdateMessage = Type.Object(
 );
 export type CandleUpdateMessage = Static<typeof CandleUpdateMessage>;
 
+/** spot.labels.v1 (compacted, key chain:wallet): a wallet's imported labels, per source; the label import's memory. */
+export const WalletLabelEntry = Type.Object(
+  {
+    chain: ChainSlug,
+    wallet: Type.String(),
+    /** Union of every source's labels: what the wallet's walletLabel event carries. */
+    labels: Type.Array(Type.String()),
+    name: nullable(Type.String()),
+    /** Labels by the list that gave them (a file's source column, else the file name). */
+    sources: Type.Record(Type.String(), Type.Array(Type.String())),
+    updatedAt: Type.Integer({ minimum: 0 }),
+  },
+  { $id: 'WalletLabelEntry', additionalProperties: false },
+);
+export type WalletLabelEntry = Static<typeof WalletLabelEntry>;
+
 export interface TopicContract<T extends TSchema> extends TopicSpec {
   schema: T;
 }
@@ -252,6 +268,7 @@ export const TOPICS = {
   trades: topic('spot.trades.v1', PricedTradeMessage, false),
   candles: topic('spot.candles.v1', CandleUpdateMessage, true),
   tokens: topic('spot.tokens.v1', Token, true),
+  labels: topic('spot.labels.v1', WalletLabelEntry, true),
 } as const;
 
 export const ALL_TOPICS: TopicSpec[] = Object.values(TOPICS).map(({ name, partitions, compacted, retentionMs }) => ({

@@ -28,7 +28,7 @@ import { EVM_SETUP, launchPoolKey, type EvmChain } from './addresses.ts';
 import { blockAt } from './clock.ts';
 import { isqrt, sqrtPriceX96, tickOf, type PoolState } from './curves.ts';
 import type { SimEvent, SimToken } from './model.ts';
-import { directEvent, type ChainRecord, type TokenMetadata } from './records.ts';
+import { labelRecord, type ChainRecord, type TokenMetadata } from './records.ts';
 import { poolFeePips } from './venues.ts';
 
 type Trade = Extract<SimEvent, { type: 'trade' }>;
@@ -109,6 +109,7 @@ export function createEvmWriter(seed: string, chain: EvmChain) {
     decimals: token.decimals,
     name: token.name,
     symbol: token.symbol,
+    supply: token.supply.toString(),
   });
 
   function reference(event: Extract<SimEvent, { type: 'reference' }>): ChainRecord {
@@ -321,21 +322,7 @@ export function createEvmWriter(seed: string, chain: EvmChain) {
       switch (event.type) {
         case 'walletLabel': {
           const position = blockAt(chain, event.time);
-          return [
-            {
-              kind: 'events',
-              chain,
-              events: [
-                directEvent(chain, seedHash(`spot-sim/${seed}/${event.tx}`), position.number, position.timeMs, {
-                  kind: 'walletLabel',
-                  token: null,
-                  wallet: event.wallet,
-                  labels: event.labels,
-                  name: event.name,
-                }),
-              ],
-            },
-          ];
+          return [labelRecord(event, seedHash(`spot-sim/${seed}/${event.tx}`), position.number, position.timeMs)];
         }
         case 'funding':
           return [funding(event)];

@@ -15,6 +15,7 @@ import {
 } from '../evm/index.ts';
 import type { IngestRecords } from '../publisher.ts';
 import { createSolanaDecoder, type SolanaDecoder } from '../solana/index.ts';
+import { createSolanaTransferExtractor, type SolanaTransferExtractor } from '../transfers/solana-transfers.ts';
 import { EVM_SETUP, type EvmChain } from './addresses.ts';
 import { createChainWriter, type ChainRecord, type ChainWriter } from './chain-writer.ts';
 import type { SimEvent } from './model.ts';
@@ -23,7 +24,8 @@ export interface SimulatorDecoders {
   decode(record: ChainRecord): IngestRecords;
 }
 
-function createConfiguredEvmDecoder(chain: EvmChain, metrics: Metrics): EvmDecoder {
+/** An EVM decoder configured as a deployment of the simulated chains is: its reference pool and launch hooks. */
+export function createConfiguredEvmDecoder(chain: EvmChain, metrics: Metrics): EvmDecoder {
   const decoder = createEvmDecoder({ chain, tokens: createTokenRegistry(), pools: createPoolRegistry(), metrics });
   const setup = EVM_SETUP[chain];
   decoder.pools.registerLaunchHooks(chain, setup.launchHooks, setup.launchpad);
@@ -43,15 +45,24 @@ function createConfiguredEvmDecoder(chain: EvmChain, metrics: Metrics): EvmDecod
 export function createSimulatorDecoders(options: { metrics?: Metrics; logger?: Logger } = {}): SimulatorDecoders {
   const metrics = options.metrics ?? createMetrics();
   let solana: SolanaDecoder | null = null;
+  let transfers: SolanaTransferExtractor | null = null;
   const evm = new Map<EvmChain, EvmDecoder>();
   return {
     decode(record) {
       switch (record.kind) {
         case 'events':
           return { swaps: [], events: record.events };
-        case 'solana':
+        // In-process only; the node path writes it to the labels file and imports it.
+        case 'label':
+          return { swaps: [], events: [record.event] };
+        case 'solana': {
           solana ??= createSolanaDecoder({ metrics, ...(options.logger ? { logger: options.logger } : {}) });
-          return solana.decodeTransaction(record.transaction);
+          transfers ??= createSolanaTransferExtractor();
+          // What the block source does with each transaction of a block.
+          const decoded = solana.decodeTransaction(record.transaction);
+          const extra = transfers.extract(record.transaction, decoded);
+          return extra.length === 0 ? decoded : { swaps: decoded.swaps, events: [...decoded.events, ...extra] };
+        }
         case 'evm': {
           let decoder = evm.get(record.chain);
           if (!decoder) {

@@ -5,6 +5,7 @@ import type { TokenEvent } from '../../core/topics.ts';
 import type { EvmReceipt, EvmTransaction } from '../evm/index.ts';
 import type { SolanaTransaction } from '../solana/index.ts';
 import type { EvmChain } from './addresses.ts';
+import type { SimEvent } from './model.ts';
 
 /** What an RPC source's resolver (eth_call decimals/name/symbol) would answer for a token. */
 export interface TokenMetadata {
@@ -12,6 +13,8 @@ export interface TokenMetadata {
   decimals: number;
   name: string;
   symbol: string;
+  /** totalSupply(), base units (what the simulator node answers to eth_call). */
+  supply?: string;
 }
 
 export type ChainRecord =
@@ -26,7 +29,17 @@ export type ChainRecord =
       /** Tokens the receipt touches whose metadata the source would resolve over RPC. */
       tokens: TokenMetadata[];
     }
-  /** Off-chain knowledge (wallet labels) and what the decoders cannot read yet: emitted as is. */
+  /** Off-chain knowledge: a line of the simulator's labels file, applied through the label import. */
+  | {
+      kind: 'label';
+      chain: Chain;
+      wallet: string;
+      labels: string[];
+      name: string | null;
+      time: number;
+      event: TokenEvent;
+    }
+  /** What the decoders cannot read yet (LaunchLab / Meteora DBC creation and migration): emitted as is. */
   | { kind: 'events'; chain: Chain; events: TokenEvent[] };
 
 type PositionKey = 'id' | 'chain' | 'transactionHash' | 'eventIndex' | 'blockNumber' | 'blockTime';
@@ -49,4 +62,29 @@ export function directEvent(
     blockTime,
     ...fields,
   } as TokenEvent;
+}
+
+/** A wallet label of the market: the labels-file line, and the walletLabel event it stood for in-process. */
+export function labelRecord(
+  event: Extract<SimEvent, { type: 'walletLabel' }>,
+  transactionHash: string,
+  blockNumber: number,
+  blockTime: number,
+): ChainRecord {
+  const fields = {
+    kind: 'walletLabel',
+    token: null,
+    wallet: event.wallet,
+    labels: event.labels,
+    name: event.name,
+  } as const;
+  return {
+    kind: 'label',
+    chain: event.chain,
+    wallet: event.wallet,
+    labels: event.labels,
+    name: event.name,
+    time: blockTime,
+    event: directEvent(event.chain, transactionHash, blockNumber, blockTime, fields),
+  };
 }

@@ -9,14 +9,25 @@
 // (`<seed>/resume@<lastEventTime>`): new wallets and launches, the earlier tokens stop trading;
 // reference pools keep their addresses. Replaying the model up to the saved time would cost as
 // much as the whole history since the first start, so it is not done.
+//
+// Node mode (`node` given): the records are not decoded here. They become blocks of a local chain
+// node (node.ts) that the ingest role's block sources read like a real one; wallet labels are
+// appended to <dataDir>/simulator-labels.csv and applied through the label import. Each batch is
+// sealed, then the runner waits until the sources processed the batch before it (one in flight),
+// and the marker names only what they processed.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
+import type { TokenEvent } from '../../core/topics.ts';
+import { LABEL_CSV_HEADER, labelCsvLine } from '../labels/format.ts';
+import type { LabelImporter } from '../labels/import.ts';
 import type { IngestPublisher } from '../publisher.ts';
 import { createAddressSource } from './addresses.ts';
 import { createMarket, type Market } from './model.ts';
+import type { SimulatorNode } from './node.ts';
 import { createSimulatorPipeline, type SimulatorPipeline } from './pipeline.ts';
+import type { ChainRecord } from './records.ts';
 
 export interface SimulatorSourceOptions {
   publisher: Pick<IngestPublisher, 'publish'>;
@@ -36,6 +47,10 @@ export interface SimulatorSourceOptions {
   historyChunkMs?: number;
   /** Where simulator.json lives; default ctx.config.dataDir. */
   dataDir?: string;
+  /** Node mode: opens the chain node the market is served on, given the event time of its first records. */
+  openNode?: (start: number) => Promise<SimulatorNode>;
+  /** Node mode: where the market's wallet labels are applied. */
+  labels?: LabelImporter;
 }
 
 export interface SimulatorSource {
@@ -44,7 +59,11 @@ export interface SimulatorSource {
   stop(): Promise<void>;
   /** Resolves once the warm-start history (or the restart gap) is published, or on stop. */
   readonly warmedUp: Promise<void>;
+  /** Node mode: the node, once start() resolved. */
+  readonly node: SimulatorNode | null;
 }
+
+export const SIMULATOR_LABELS_FILE = 'simulator-labels.csv';
 
 export interface SimulatorState {
   version: 1;
@@ -94,7 +113,55 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     resolveWarm = resolve;
   });
 
+  let node: SimulatorNode | null = null;
+  /** Node mode: the tips sealed by the previous batch and the event time they end at. */
+  let inFlight: { tips: Map<Chain, number>; until: number } | null = null;
+
+  /** Node mode: blocks to the node, labels through the import, what no decoder reads yet to the publisher. */
+  async function serveUpTo(market: Market, pipeline: SimulatorPipeline, until: number, rate: number): Promise<void> {
+    const events = market.advance(until, rate);
+    const labels: Array<Extract<ChainRecord, { kind: 'label' }>> = [];
+    const undecodable: TokenEvent[] = [];
+    for (const event of events) {
+      for (const record of pipeline.writer.write(event)) {
+        if (record.kind === 'label') labels.push(record);
+        else if (record.kind === 'events') undecodable.push(...record.events);
+        else node!.append(record);
+      }
+    }
+    if (labels.length > 0) await applyLabels(labels);
+    if (undecodable.length > 0) await options.publisher.publish({ swaps: [], events: undecodable });
+    node!.seal(until);
+    ctx.metrics.inc('ingest.simulator.events', events.length);
+    if (inFlight) {
+      const previous = inFlight;
+      await node!.waitAcknowledged(previous.tips, () => stopped);
+      if (!stopped) state = { ...state!, lastEventTime: previous.until };
+    }
+    inFlight = { tips: node!.mark(), until };
+  }
+
+  async function applyLabels(labels: Array<Extract<ChainRecord, { kind: 'label' }>>): Promise<void> {
+    const lines = labels.flatMap((record) =>
+      record.labels.map((label) =>
+        labelCsvLine({ chain: record.chain, address: record.wallet, label, name: record.name, source: 'simulator' }),
+      ),
+    );
+    const file = path.join(dataDir, SIMULATOR_LABELS_FILE);
+    if (!fs.existsSync(file)) fs.writeFileSync(file, `${LABEL_CSV_HEADER}\n`);
+    fs.appendFileSync(file, `${lines.join('\n')}\n`);
+    const at = Math.min(...labels.map((record) => record.time));
+    const result = await options.labels!.importText(`${LABEL_CSV_HEADER}\n${lines.join('\n')}\n`, {
+      format: 'csv',
+      origin: SIMULATOR_LABELS_FILE,
+      at,
+    });
+    if (result.errors.length > 0)
+      logger.error({ errors: result.errors.slice(0, 5) }, 'simulator labels rejected by the import');
+  }
+
   async function publishUpTo(market: Market, pipeline: SimulatorPipeline, until: number, rate: number): Promise<void> {
+    if (node) return serveUpTo(market, pipeline, until, rate);
     const events = market.advance(until, rate);
     if (events.length > 0) {
       const records = pipeline.process(events);
@@ -137,6 +204,11 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       save();
       ctx.metrics.set('ingest.simulator.history_progress', (at - historyFrom) / (historyTo - historyFrom));
     }
+    // Node mode: the history counts as published once the readers processed its last batch.
+    if (inFlight && !stopped) {
+      await node!.waitAcknowledged(inFlight.tips, () => stopped);
+      if (!stopped) state = { ...state!, lastEventTime: inFlight.until };
+    }
     save(true);
     if (historyTo > historyFrom) {
       logger.info(
@@ -166,6 +238,9 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
 
   return {
     warmedUp,
+    get node() {
+      return node;
+    },
     async start() {
       if (loop) return;
       const saved = readSimulatorState(dataDir);
@@ -189,6 +264,10 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
         addresses: createAddressSource(runSeed),
       });
       const pipeline = createSimulatorPipeline({ seed: runSeed, metrics: ctx.metrics, logger: ctx.logger });
+      if (options.openNode) {
+        if (!options.labels) throw new TypeError('node mode needs the label import');
+        node = await options.openNode(historyFrom);
+      }
       loop = run(market, pipeline, historyFrom, end).catch((error: Error) => {
         ctx.metrics.inc('ingest.simulator.errors');
         logger.error({ err: error.message }, 'simulator stopped on an error');

@@ -1,9 +1,10 @@
-// SimEvents on solana → getTransaction-shaped records built with ingest/solana's encoders.
+// SimEvents on solana → getTransaction-shaped records built with ingest/solana's encoders;
+// funding is a System-program transfer (read by ingest/transfers).
 //
-// Emitted directly as token events (documented in docs/sources.md): wallet labels (off-chain
-// knowledge), funding (the Solana decoder reads no System-program transfers), and the creation
-// and graduation of LaunchLab and Meteora DBC tokens (the decoder reads their trades and curve
-// completion, not PoolCreateEvent / EvtInitializePool / the migration to the AMM).
+// Not chain records (documented in docs/sources.md): wallet labels (off-chain knowledge: lines of the
+// labels file), and the creation and graduation of LaunchLab and Meteora DBC tokens (the decoder
+// reads their trades and curve completion, not PoolCreateEvent / EvtInitializePool / the
+// migration to the AMM), emitted as token events until it does.
 import {
   encodeCalls,
   encodePumpMigration,
@@ -25,10 +26,12 @@ import {
   type SolanaTransaction,
   type TxEnvelope,
 } from '../solana/index.ts';
+import { buildTransaction } from '../solana/build.ts';
+import { systemTransferCall } from '../transfers/solana-transfers.ts';
 import { SOLANA_REFERENCE_POOL } from './addresses.ts';
 import { blockAt } from './clock.ts';
 import type { SimEvent, SimToken } from './model.ts';
-import { directEvent, type ChainRecord, type EventFields } from './records.ts';
+import { directEvent, labelRecord, type ChainRecord, type EventFields } from './records.ts';
 
 type Trade = Extract<SimEvent, { type: 'trade' }>;
 
@@ -295,27 +298,21 @@ export function createSolanaWriter(seed: string) {
   return {
     write(event: SimEvent): ChainRecord[] {
       switch (event.type) {
-        case 'walletLabel':
-          return [
-            direct(event, {
-              kind: 'walletLabel',
-              token: null,
-              wallet: event.wallet,
-              labels: event.labels,
-              name: event.name,
-            }),
-          ];
-        case 'funding':
-          return [
-            direct(event, {
-              kind: 'funding',
-              token: null,
-              from: event.from,
-              to: event.to,
-              amount: event.amount.toString(),
-              fromLabel: null,
-            }),
-          ];
+        case 'walletLabel': {
+          const env = envelope(event);
+          return [labelRecord(event, env.signature, env.slot, env.blockTime! * 1000)];
+        }
+        case 'funding': {
+          const env = envelope(event);
+          const transaction = buildTransaction({
+            signature: env.signature,
+            slot: env.slot,
+            blockTime: env.blockTime,
+            fee: env.fee!,
+            instructions: [systemTransferCall(event.from, event.to, event.amount)],
+          });
+          return [{ kind: 'solana', chain: 'solana', transaction }];
+        }
         case 'reference':
           return [reference(event)];
         case 'launch':

@@ -9,10 +9,16 @@
 // the confirmation depth is the defence, so such a reorg is logged as an error with its fork
 // point. Re-published canonical records are harmless: every sink is idempotent on the trade id.
 //
+// By block: every block of a range is read with its full transactions (batched JSON-RPC), so
+// plain value transfers become funding; ERC-20 Transfer logs of the tokens seen traded or
+// created are fetched with the range's logs, so holder balances follow wallet-to-wallet moves.
+// Calls per block stay bounded: one eth_getBlockByNumber per block, eth_getLogs per range.
+// Answers of the wrong shape are node faults: retried with backoff and jitter like 429/5xx.
+//
 // ws(s):// URLs: newHeads notifications wake the loop at once and calls go over the socket;
 // while it is down, calls use the same endpoint over http(s) and the loop polls.
 import { hexToNumber, type Hex } from 'viem';
-import { CHAIN_INFO, type Chain } from '../../core/chains.ts';
+import { CHAIN_INFO, EVM_NATIVE_ADDRESS, type Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
 import type { TokenEvent } from '../../core/topics.ts';
 import {
@@ -22,6 +28,7 @@ import {
   type EvmDecoder,
   type EvmLog,
   type EvmReceipt,
+  type EvmTransaction,
 } from '../evm/index.ts';
 import type { CursorStore, EvmCursor } from '../cursor-store.ts';
 import type { IngestPublisher } from '../publisher.ts';
@@ -30,6 +37,8 @@ import {
   createWakeableSleep,
   createHttpRpc,
   isTransient,
+  jittered,
+  MalformedAnswerError,
   isWsUrl,
   JsonRpcError,
   RpcTransportError,
@@ -64,6 +73,21 @@ export interface EvmRpcSourceOptions {
   maxRange?: number;
   /** Remembered block hashes: how deep a reorg can be traced to its fork point. */
   reorgWindow?: number;
+  /** Read every block with its full transactions: plain value transfers → funding (default true). */
+  nativeTransfers?: boolean;
+  /** ERC-20 Transfer logs of tokens seen traded or created (holder balances); default true, at most this many tokens followed. */
+  maxTrackedTokens?: number;
+  /** Blocks per batched eth_getBlockByNumber request. */
+  blockBatch?: number;
+}
+
+interface RpcTransaction {
+  hash: string;
+  from: string;
+  to: string | null;
+  value?: Hex;
+  input?: string;
+  transactionIndex?: Hex;
 }
 
 interface RpcBlock {
@@ -71,8 +95,65 @@ interface RpcBlock {
   hash: string;
   parentHash: string;
   timestamp: Hex;
-  transactions: Array<string | { hash: string; from: string; to: string | null }>;
+  transactions: Array<string | RpcTransaction>;
 }
+
+const isHex = (value: unknown): value is Hex => typeof value === 'string' && /^0x[0-9a-fA-F]*$/.test(value);
+
+/** eth_getBlockByNumber checked field by field (null = not served yet). */
+function checkBlock(value: unknown, n: number): RpcBlock | null {
+  if (value === null) return null;
+  const block = value as RpcBlock;
+  if (
+    typeof value !== 'object' ||
+    !isHex(block.number) ||
+    hexToNumber(block.number) !== n ||
+    !isHex(block.hash) ||
+    !isHex(block.parentHash) ||
+    !isHex(block.timestamp) ||
+    !Array.isArray(block.transactions)
+  )
+    throw new MalformedAnswerError(`eth_getBlockByNumber ${n}: not a block`);
+  for (const tx of block.transactions) {
+    if (typeof tx === 'string') continue;
+    if (typeof tx !== 'object' || tx === null || !isHex(tx.hash) || typeof tx.from !== 'string')
+      throw new MalformedAnswerError(`eth_getBlockByNumber ${n}: a transaction lacks hash or from`);
+  }
+  return block;
+}
+
+function checkLogs(value: unknown): RpcLog[] {
+  if (!Array.isArray(value)) throw new MalformedAnswerError('eth_getLogs: not a list');
+  for (const log of value as RpcLog[]) {
+    if (
+      typeof log !== 'object' ||
+      log === null ||
+      typeof log.address !== 'string' ||
+      !Array.isArray(log.topics) ||
+      !isHex(log.blockNumber) ||
+      !isHex(log.transactionIndex) ||
+      !isHex(log.logIndex) ||
+      typeof log.transactionHash !== 'string' ||
+      typeof log.blockHash !== 'string'
+    )
+      throw new MalformedAnswerError('eth_getLogs: a log lacks its position');
+  }
+  return value as RpcLog[];
+}
+
+/** A plain value transfer (value, no calldata): what funds a wallet. */
+function isValueTransfer(tx: string | RpcTransaction): tx is RpcTransaction & { value: Hex } {
+  return (
+    typeof tx !== 'string' &&
+    !!tx.to &&
+    isHex(tx.value) &&
+    BigInt(tx.value) > 0n &&
+    (tx.input === '0x' || tx.input === '' || tx.input === undefined)
+  );
+}
+
+/** Addresses per eth_getLogs filter when Transfers of tracked tokens are asked. */
+const ADDRESS_CHUNK = 500;
 
 interface RpcLog extends EvmLog {
   blockHash: string;
@@ -109,6 +190,17 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
   const pollInterval = options.pollIntervalMs ?? 2_000;
   const maxRange = options.maxRange ?? 500;
   const window = options.reorgWindow ?? 128;
+  const nativeTransfers = options.nativeTransfers ?? true;
+  const maxTracked = options.maxTrackedTokens ?? 10_000;
+  const blockBatch = options.blockBatch ?? 50;
+  /** Tokens whose Transfer logs are fetched: seen traded or created, oldest dropped first. */
+  const tracked = new Set<string>();
+  const track = (token: string) => {
+    const address = token.toLowerCase();
+    if (address === EVM_NATIVE_ADDRESS || tracked.has(address)) return;
+    tracked.add(address);
+    if (tracked.size > maxTracked) tracked.delete(tracked.values().next().value as string);
+  };
   const addresses = options.addresses?.map((address) => address.toLowerCase()) ?? [];
   const topics =
     options.topics ??
@@ -143,16 +235,52 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
   let loop: Promise<void> | null = null;
 
   const hex = (n: number) => `0x${n.toString(16)}`;
-  const getBlock = (n: number, full: boolean) => call<RpcBlock | null>('eth_getBlockByNumber', [hex(n), full]);
+  const getBlock = async (n: number, full: boolean) =>
+    checkBlock(await call<unknown>('eth_getBlockByNumber', [hex(n), full]), n);
+
+  /** Blocks in batched requests over HTTP (one eth_getBlockByNumber each); a missing one fails the range. */
+  async function getBlocks(numbers: number[], full: (n: number) => boolean): Promise<Map<number, RpcBlock>> {
+    const out = new Map<number, RpcBlock>();
+    for (let start = 0; start < numbers.length; start += blockBatch) {
+      const part = numbers.slice(start, start + blockBatch);
+      const answers =
+        part.length === 1
+          ? [
+              {
+                ok: true as const,
+                result: await call<unknown>('eth_getBlockByNumber', [hex(part[0]!), full(part[0]!)]),
+              },
+            ]
+          : await withRetry(
+              () =>
+                http.batch<unknown>(
+                  'eth_getBlockByNumber',
+                  part.map((n) => [hex(n), full(n)]),
+                ),
+              { stopped: () => stopped },
+            );
+      answers.forEach((answer, i) => {
+        const n = part[i]!;
+        if (!answer.ok) throw answer.error;
+        const block = checkBlock(answer.result, n);
+        if (!block) throw new ForkedMidRange(`block ${n} not served yet`);
+        out.set(n, block);
+      });
+    }
+    return out;
+  }
 
   async function getLogs(from: number, to: number): Promise<RpcLog[]> {
     const filters: object[] = [];
     if (addresses.length > 0) filters.push({ address: addresses });
     if (topics.length > 0) filters.push({ topics: [topics] });
+    const followed = [...tracked];
+    for (let start = 0; start < followed.length; start += ADDRESS_CHUNK)
+      filters.push({ address: followed.slice(start, start + ADDRESS_CHUNK), topics: [[TOPIC0.transfer]] });
     const all = new Map<string, RpcLog>();
     for (const filter of filters) {
       const params = [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }];
-      const found = await withRetry(() => rpc.call<RpcLog[]>('eth_getLogs', params), {
+      const found = await withRetry(async () => checkLogs(await rpc.call<unknown>('eth_getLogs', params)), {
         // Some nodes send "too many results" as -32005 (limit exceeded): halve the range instead.
         isRetryable: (error) => isTransient(error) && !isTooManyResults(error),
         stopped: () => stopped,
@@ -203,15 +331,10 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     const wanted = new Set<number>([from, to, ...withLogs]);
     // Near the head (small ranges) every header is read, so a reorg is traced block by block.
     if (to - from < 32) for (let n = from; n <= to; n++) wanted.add(n);
+    // Value transfers need every block's transactions.
+    if (nativeTransfers) for (let n = from; n <= to; n++) wanted.add(n);
     const numbers = [...wanted].sort((a, b) => a - b);
-    const blocks = new Map<number, RpcBlock>();
-    await Promise.all(
-      numbers.map(async (n) => {
-        const block = await getBlock(n, withLogs.has(n));
-        if (!block) throw new ForkedMidRange(`block ${n} not served yet`);
-        blocks.set(n, block);
-      }),
-    );
+    const blocks = await getBlocks(numbers, (n) => nativeTransfers || withLogs.has(n));
 
     const previous = current.hashes[current.hashes.length - 1];
     if (previous && previous[0] === from - 1 && blocks.get(from)!.parentHash !== previous[1]) {
@@ -231,9 +354,11 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     const receipts = await buildReceipts(logs, blocks);
     const events: TokenEvent[] = [];
     const swaps = [];
-    for (const { receipt, blockTime } of receipts) {
-      const learned = await resolver.prepare(receipt, blockTime);
-      const decoded = decoder.decodeReceipt(receipt, blockTime);
+    for (const { receipt, blockTime, transaction } of receipts) {
+      const learned = transaction ? [] : await resolver.prepare(receipt, blockTime);
+      const decoded = decoder.decodeReceipt(receipt, blockTime, transaction);
+      for (const swap of decoded.swaps) track(swap.token);
+      for (const event of decoded.events) if (event.kind === 'created') track(event.token);
       const createdByDecoder = new Set<string | null>(
         decoded.events.filter((event) => event.kind === 'created').map((event) => event.token),
       );
@@ -262,15 +387,16 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
   async function buildReceipts(
     logs: RpcLog[],
     blocks: Map<number, RpcBlock>,
-  ): Promise<Array<{ receipt: EvmReceipt; blockTime: number }>> {
+  ): Promise<Array<{ receipt: EvmReceipt; blockTime: number; transaction?: EvmTransaction }>> {
     const byTx = new Map<string, RpcLog[]>();
     for (const log of logs) {
       const list = byTx.get(log.transactionHash) ?? [];
       list.push(log);
       byTx.set(log.transactionHash, list);
     }
-    const out: Array<{ receipt: EvmReceipt; blockTime: number }> = [];
+    const out: Array<{ receipt: EvmReceipt; blockTime: number; transaction?: EvmTransaction; order: number[] }> = [];
     for (const [hash, txLogs] of byTx) {
+      const order = [hexToNumber(txLogs[0]!.blockNumber), hexToNumber(txLogs[0]!.transactionIndex)];
       const block = blocks.get(hexToNumber(txLogs[0]!.blockNumber))!;
       const blockTime = hexToNumber(block.timestamp) * 1000;
       const needsFull = txLogs.some((log) => FULL_RECEIPT_EVENTS.has(eventNameOfTopic(log.topics[0]) as EventName));
@@ -278,12 +404,15 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
         const full = await call<(EvmReceipt & { blockHash: string }) | null>('eth_getTransactionReceipt', [hash]);
         if (!full || full.blockHash !== block.hash)
           throw new ForkedMidRange(`receipt ${hash} not on the processed fork`);
-        out.push({ receipt: full, blockTime });
+        out.push({ receipt: full, blockTime, order });
         continue;
       }
       const tx = block.transactions.find((entry) => typeof entry !== 'string' && entry.hash === hash);
       const sender = tx && typeof tx !== 'string' ? tx : undefined;
+      // A value transfer with logs (arc's native-USDC mirror Transfer) still funds its receiver.
+      const transfer = nativeTransfers && tx && isValueTransfer(tx) ? { transaction: tx } : {};
       out.push({
+        ...transfer,
         receipt: {
           transactionHash: hash,
           blockNumber: txLogs[0]!.blockNumber,
@@ -293,9 +422,32 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
           to: sender?.to ?? null,
         },
         blockTime,
+        order,
       });
     }
-    return out;
+    // Plain value transfers (no logs fetched for them): a receipt without logs and the transaction.
+    if (nativeTransfers) {
+      for (const [number, block] of blocks) {
+        block.transactions.forEach((tx, position) => {
+          if (!isValueTransfer(tx) || byTx.has(tx.hash)) return;
+          const index = isHex(tx.transactionIndex) ? hexToNumber(tx.transactionIndex) : position;
+          out.push({
+            receipt: {
+              transactionHash: tx.hash,
+              blockNumber: block.number,
+              logs: [],
+              status: '0x1',
+              from: tx.from,
+              to: tx.to,
+            },
+            blockTime: hexToNumber(block.timestamp) * 1000,
+            transaction: tx,
+            order: [number, index],
+          });
+        });
+      }
+    }
+    return out.sort((a, b) => a.order[0]! - b.order[0]! || a.order[1]! - b.order[1]!);
   }
 
   /** One range per call; true when caught up with the confirmed head. */
@@ -336,9 +488,10 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
       } catch (error) {
         if (stopped) break;
         failures++;
+        ctx.metrics.inc(`ingest.evm.${chain}.range_failures`);
         const level = error instanceof ForkedMidRange ? 'debug' : 'warn';
         logger[level]({ err: (error as Error).message, failures }, 'range failed; retrying');
-        await sleep(Math.min(10_000, 100 * 2 ** Math.min(failures, 7)));
+        await sleep(jittered(Math.min(10_000, 100 * 2 ** Math.min(failures, 7))));
         continue;
       }
       if (caughtUp && !stopped) {

@@ -23,8 +23,24 @@ export class RpcTransportError extends Error {
   }
 }
 
+/** An answer that is no JSON-RPC answer, or whose result has the wrong shape: a node fault, retried like one. */
+export class MalformedAnswerError extends RpcTransportError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MalformedAnswerError';
+  }
+}
+
 export interface RpcCaller {
   call<T = unknown>(method: string, params?: unknown): Promise<T>;
+}
+
+/** One item of a JSON-RPC batch: its result, or the error the node answered for it alone. */
+export type BatchItem<T> = { ok: true; result: T } | { ok: false; error: JsonRpcError };
+
+export interface HttpRpc extends RpcCaller {
+  /** Sends `params.length` calls of `method` in one HTTP request; answers in request order. */
+  batch<T = unknown>(method: string, params: unknown[]): Promise<BatchItem<T>[]>;
 }
 
 interface RpcResponse {
@@ -40,24 +56,62 @@ function unwrap<T>(method: string, response: RpcResponse): T {
   return response.result as T;
 }
 
-export function createHttpRpc(options: { url: string; timeoutMs?: number }): RpcCaller {
+function isRpcResponse(value: unknown): value is RpcResponse {
+  return typeof value === 'object' && value !== null && ('result' in value || 'error' in value);
+}
+
+export function createHttpRpc(options: { url: string; timeoutMs?: number }): HttpRpc {
   const timeoutMs = options.timeoutMs ?? 30_000;
   let nextId = 1;
+
+  /** POSTs `body`; transport faults, HTTP errors (429, 5xx) and unparsable bodies all throw RpcTransportError. */
+  async function post(method: string, body: unknown): Promise<unknown> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(options.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      text = await response.text();
+    } catch (error) {
+      throw new RpcTransportError(`${method}: ${(error as Error).message}`);
+    }
+    if (!response.ok) throw new RpcTransportError(`${method}: HTTP ${response.status}`);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new MalformedAnswerError(`${method}: answer is not JSON (${text.length} bytes)`);
+    }
+  }
+
   return {
     async call<T>(method: string, params: unknown = []): Promise<T> {
-      let response: Response;
-      try {
-        response = await fetch(options.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        throw new RpcTransportError(`${method}: ${(error as Error).message}`);
-      }
-      if (!response.ok) throw new RpcTransportError(`${method}: HTTP ${response.status}`);
-      return unwrap<T>(method, (await response.json()) as RpcResponse);
+      const answer = await post(method, { jsonrpc: '2.0', id: nextId++, method, params });
+      if (!isRpcResponse(answer)) throw new MalformedAnswerError(`${method}: not a JSON-RPC answer`);
+      return unwrap<T>(method, answer);
+    },
+    async batch<T>(method: string, params: unknown[]): Promise<BatchItem<T>[]> {
+      if (params.length === 0) return [];
+      const first = nextId;
+      nextId += params.length;
+      const answer = await post(
+        method,
+        params.map((item, i) => ({ jsonrpc: '2.0', id: first + i, method, params: item })),
+      );
+      if (!Array.isArray(answer)) throw new MalformedAnswerError(`${method}: batch answer is not an array`);
+      // Nodes may answer a batch in any order: match by id; a missing answer fails the whole batch.
+      const byId = new Map<unknown, RpcResponse>();
+      for (const item of answer) if (isRpcResponse(item)) byId.set(item.id, item);
+      return params.map((_, i) => {
+        const item = byId.get(first + i);
+        if (!item) throw new MalformedAnswerError(`${method}: batch answer lacks id ${first + i}`);
+        if (item.error)
+          return { ok: false, error: new JsonRpcError(method, item.error.code, item.error.message, item.error.data) };
+        return { ok: true, result: item.result as T };
+      });
     },
   };
 }
@@ -296,7 +350,12 @@ export function createWakeableSleep(): WakeableSleep {
   };
 }
 
-/** Retries transient failures (transport errors, rate limits, node-side internal errors) with backoff. */
+/** Exponential backoff with full jitter: a random wait in [delay/2, delay], so restarted clients do not retry in step. */
+export function jittered(delayMs: number): number {
+  return Math.round(delayMs / 2 + Math.random() * (delayMs / 2));
+}
+
+/** Retries transient failures (transport errors, rate limits, node-side internal errors) with backoff and jitter. */
 export async function withRetry<T>(
   attempt: () => Promise<T>,
   options: {
@@ -315,7 +374,7 @@ export async function withRetry<T>(
       return await attempt();
     } catch (error) {
       if (tries >= retries || !isRetryable(error) || options.stopped?.()) throw error;
-      await sleep(delay);
+      await sleep(jittered(delay));
       delay = Math.min(options.maxDelayMs ?? 5_000, delay * 2);
     }
   }

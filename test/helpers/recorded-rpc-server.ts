@@ -16,6 +16,9 @@ export class RpcFault extends Error {
 
 export type RpcHandler = (params: any) => unknown;
 
+/** How the next HTTP request fails: an HTTP status (429, 5xx), a body that is no JSON, or a dropped socket. */
+export type HttpFault = number | 'garbage' | 'drop';
+
 interface Subscription {
   id: string;
   method: string;
@@ -39,6 +42,10 @@ export interface RecordedRpcServer {
   notify(method: string, result: unknown, filter?: (params: any) => boolean): number;
   /** Closes every open WebSocket from the server side. */
   dropSockets(): void;
+  /** Faults served to the next HTTP requests, one each, in order. */
+  readonly httpFaults: HttpFault[];
+  /** Subscribe methods answered "method not found", as endpoints without them do. */
+  readonly refusedSubscriptions: Set<string>;
   /** While false, WebSocket upgrades are refused (HTTP keeps working). */
   acceptWebSockets: boolean;
   close(): Promise<void>;
@@ -48,6 +55,8 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
   const handlers = new Map<string, RpcHandler>();
   const subscriptions = new Map<string, Subscription>();
   const calls: RecordedRpcServer['calls'] = [];
+  const httpFaults: HttpFault[] = [];
+  const refusedSubscriptions = new Set<string>();
   let nextSubscription = 1;
 
   function answer(
@@ -58,6 +67,8 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
     const id = request.id ?? null;
     const method = request.method ?? '';
     calls.push({ method, params: request.params, transport });
+    if (refusedSubscriptions.has(method))
+      return { jsonrpc: '2.0', id, error: { code: -32601, message: `method not found: ${method}` } };
     if (socket && (method.endsWith('Subscribe') || method === 'eth_subscribe')) {
       const subscription = String(nextSubscription++);
       subscriptions.set(subscription, { id: subscription, method, params: request.params, socket });
@@ -82,6 +93,11 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const fault = httpFaults.shift();
+      if (fault === 'drop') return void req.socket.destroy();
+      if (fault === 'garbage')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","res');
+      if (fault !== undefined) return void res.writeHead(fault).end('{"error":"busy"}');
       let body: unknown;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -124,6 +140,8 @@ export async function startRecordedRpcServer(): Promise<RecordedRpcServer> {
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}`,
     calls,
+    httpFaults,
+    refusedSubscriptions,
     handle(method, handler) {
       handlers.set(method, handler);
     },

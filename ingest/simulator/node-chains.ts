@@ -1,0 +1,394 @@
+// The simulator node's chains: the chain writer's records grouped into blocks, answering the
+// JSON-RPC methods the block sources use, in the shapes a real node gives.
+//
+// Solana: a slot holds a block when a transaction landed in it; other slots are skipped
+// (getBlocks omits them, getBlock answers -32007). EVM: every block number exists; a block
+// without transactions is built on demand. Hashes derive from (seed, chain, number), so a
+// restarted node continues the chain its readers saw. Records for a block that is already sealed
+// (or below the `floor` the readers have passed) land in the next open block, as a late
+// transaction would. Blocks older than what the readers acknowledged (minus a fork window) are
+// dropped: memory follows the readers' lag, not the history.
+import { createHash } from 'node:crypto';
+import { decodeFunctionData, encodeFunctionResult, parseAbi, type Hex } from 'viem';
+import type { Chain } from '../../core/chains.ts';
+import type { EvmReceipt } from '../evm/index.ts';
+import { base58Encode } from '../solana/base58.ts';
+import type { SolanaTransaction } from '../solana/transaction.ts';
+import type { EvmChain } from './addresses.ts';
+import { BLOCK_MS, blockAt } from './clock.ts';
+import type { ChainRecord, TokenMetadata } from './records.ts';
+
+/** A JSON-RPC error the node answers (code and message as real nodes send them). */
+export class NodeFault extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface NodeChain {
+  readonly chain: Chain;
+  /** Last sealed block (slot): what eth_blockNumber / getSlot answer. */
+  readonly tip: number;
+  /** First block (slot) this node serves: where a reader without a cursor starts. */
+  readonly first: number;
+  /** Highest block (slot) a reader has shown it moved past (it asked for what follows): blocks far below are dropped. */
+  readonly acknowledged: number;
+  append(record: ChainRecord): void;
+  /** Seals every block before the one holding `until` (event time, ms); returns the new tip. */
+  seal(until: number): number;
+  call(method: string, params: unknown[]): unknown;
+  /** Subscribe methods this chain offers. */
+  readonly subscriptions: readonly string[];
+  /** What a subscription of `method` receives once the tip moved past `previousTip`. */
+  notifications(method: string, previousTip: number): unknown[];
+}
+
+const FORK_WINDOW = 256;
+/** The market sets itself up (exchange wallets, their labels and funding) a minute before its start: served too. */
+const SETUP_LEAD_MS = 120_000;
+const hex = (n: number | bigint) => `0x${n.toString(16)}`;
+/** A block hash: 32 bytes derived from the text (sha256: native, and a block hash is only an identity). */
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+function quantity(value: unknown, name: string): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'string' && /^0x[0-9a-fA-F]+$/.test(value)) return Number.parseInt(value, 16);
+  throw new NodeFault(-32602, `invalid ${name}: ${JSON.stringify(value)}`);
+}
+
+function genesisOf(chain: Chain): number {
+  const probe = blockAt(chain, Date.UTC(2024, 0, 1));
+  return probe.timeMs - probe.number * BLOCK_MS[chain];
+}
+
+interface SolanaBlock {
+  blockhash: string;
+  previousBlockhash: string;
+  parentSlot: number;
+  blockHeight: number;
+  blockTime: number | null;
+  transactions: Array<Omit<SolanaTransaction, 'slot' | 'blockTime'>>;
+}
+
+export interface Anchor {
+  /** Last block (slot) the readers processed: the node's blocks start after it. */
+  number: number;
+  /** Solana: the last block the reader processed (a skipped slot has none), which the node's first block names as its parent. */
+  parent?: { slot: number; hash: string };
+}
+
+export function createSolanaNodeChain(options: { seed: string; start: number; anchor?: Anchor }): NodeChain {
+  const hashOf = (slot: number) => base58Encode(digest(`spot-sim-node/${options.seed}/solana/${slot}`));
+  const floor = Math.max(blockAt('solana', options.start - SETUP_LEAD_MS).number - 1, options.anchor?.number ?? -1);
+  const blocks = new Map<number, SolanaBlock>();
+  /** Produced slots, ascending (blocks are only ever appended at the end). */
+  let order: number[] = [];
+  const parent = options.anchor?.parent ?? { slot: floor, hash: hashOf(floor) };
+  let last = { slot: parent.slot, hash: parent.hash, height: parent.slot, time: 0 };
+  let tip = floor;
+  let acknowledged = floor;
+
+  function prune(): void {
+    const keepFrom = acknowledged - FORK_WINDOW;
+    let drop = 0;
+    while (drop < order.length && order[drop]! < keepFrom) blocks.delete(order[drop++]!);
+    if (drop > 0) order = order.slice(drop);
+  }
+
+  return {
+    chain: 'solana',
+    first: floor + 1,
+    get tip() {
+      return tip;
+    },
+    get acknowledged() {
+      return acknowledged;
+    },
+    append(record) {
+      if (record.kind !== 'solana') throw new TypeError(`a ${record.kind} record on solana`);
+      const { slot: wanted, blockTime, ...entry } = record.transaction;
+      const slot = Math.max(wanted, tip + 1, last.slot);
+      let block = blocks.get(slot);
+      if (!block) {
+        const time = Math.max(blockTime ?? 0, last.time);
+        block = {
+          blockhash: hashOf(slot),
+          previousBlockhash: last.hash,
+          parentSlot: last.slot,
+          blockHeight: last.height + 1,
+          blockTime: time,
+          transactions: [],
+        };
+        blocks.set(slot, block);
+        order.push(slot);
+        last = { slot, hash: block.blockhash, height: block.blockHeight, time };
+      }
+      block.transactions.push(entry);
+    },
+    seal(until) {
+      tip = Math.max(tip, blockAt('solana', until).number - 1);
+      return tip;
+    },
+    subscriptions: ['slotSubscribe', 'blockSubscribe'],
+    notifications(method, previousTip) {
+      if (method === 'slotSubscribe') return [{ slot: tip, parent: tip - 1, root: Math.max(0, tip - 32) }];
+      // blockSubscribe: every block sealed since, as the notification's value.
+      return order
+        .filter((slot) => slot > previousTip && slot <= tip)
+        .map((slot) => ({ context: { slot }, value: { slot, err: null, block: blocks.get(slot) } }));
+    },
+    call(method, params) {
+      switch (method) {
+        case 'getSlot':
+        case 'getBlockHeight':
+          return tip;
+        case 'getBlocks': {
+          const from = quantity(params[0], 'start slot');
+          const to = Math.min(
+            params[1] === undefined || typeof params[1] === 'object' ? tip : quantity(params[1], 'end slot'),
+            tip,
+          );
+          if (from - 1 > acknowledged) {
+            acknowledged = from - 1;
+            prune();
+          }
+          return order.filter((slot) => slot >= from && slot <= to);
+        }
+        case 'getBlock': {
+          const slot = quantity(params[0], 'slot');
+          const config = (params[1] ?? {}) as { transactionDetails?: string; maxSupportedTransactionVersion?: number };
+          if (slot > tip) throw new NodeFault(-32004, `Block not available for slot ${slot}`);
+          const block = blocks.get(slot);
+          if (!block)
+            throw new NodeFault(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
+          if (config.transactionDetails === 'none') {
+            const { transactions: _omitted, ...header } = block;
+            return header;
+          }
+          return block;
+        }
+        case 'getHealth':
+          return 'ok';
+        default:
+          throw new NodeFault(-32601, `Method not found: ${method}`);
+      }
+    },
+  };
+}
+
+interface EvmTx {
+  hash: string;
+  from: string;
+  to: string | null;
+  value: Hex;
+  input: string;
+  receipt: EvmReceipt & { blockHash: string; transactionIndex: string };
+}
+
+const VIEWS = parseAbi([
+  'function decimals() view returns (uint8)',
+  'function symbol() view returns (string)',
+  'function name() view returns (string)',
+  'function totalSupply() view returns (uint256)',
+]);
+
+interface LogFilter {
+  fromBlock?: string;
+  toBlock?: string;
+  address?: string | string[];
+  topics?: Array<string | string[] | null>;
+  blockHash?: string;
+}
+
+export function createEvmNodeChain(options: {
+  seed: string;
+  chain: EvmChain;
+  start: number;
+  anchor?: Anchor;
+}): NodeChain {
+  const { chain } = options;
+  const interval = BLOCK_MS[chain];
+  const genesis = genesisOf(chain);
+  const hashOf = (n: number): Hex => `0x${digest(`spot-sim-node/${options.seed}/${chain}/${n}`).toString('hex')}`;
+  const floor = Math.max(blockAt(chain, options.start - SETUP_LEAD_MS).number - 1, options.anchor?.number ?? -1);
+  const blocks = new Map<number, EvmTx[]>();
+  const receipts = new Map<string, EvmTx>();
+  const tokens = new Map<string, TokenMetadata>();
+  let tip = floor;
+  let acknowledged = floor;
+  let last = floor;
+  let pruned = floor;
+
+  function prune(): void {
+    for (let n = pruned; n < acknowledged - FORK_WINDOW; n++) {
+      for (const tx of blocks.get(n) ?? []) receipts.delete(tx.hash);
+      blocks.delete(n);
+    }
+    pruned = Math.max(pruned, acknowledged - FORK_WINDOW);
+  }
+
+  function header(n: number) {
+    const txs = blocks.get(n) ?? [];
+    return {
+      number: hex(n),
+      hash: hashOf(n),
+      parentHash: hashOf(n - 1),
+      timestamp: hex(Math.floor((genesis + n * interval) / 1000)),
+      miner: '0x0000000000000000000000000000000000000000',
+      gasLimit: hex(30_000_000),
+      gasUsed: hex(txs.reduce((sum, tx) => sum + Number(tx.receipt.gasUsed ?? 0), 0)),
+      baseFeePerGas: hex(1_000_000),
+      txs,
+    };
+  }
+
+  function block(n: number, full: boolean) {
+    const { txs, ...head } = header(n);
+    return {
+      ...head,
+      transactions: txs.map((tx, index) =>
+        full
+          ? {
+              hash: tx.hash,
+              from: tx.from,
+              to: tx.to,
+              value: tx.value,
+              input: tx.input,
+              blockNumber: head.number,
+              blockHash: head.hash,
+              transactionIndex: hex(index),
+            }
+          : tx.hash,
+      ),
+    };
+  }
+
+  function blockTag(value: unknown): number {
+    if (value === 'latest' || value === 'safe' || value === 'finalized' || value === undefined) return tip;
+    if (value === 'earliest') return 0;
+    return quantity(value, 'block');
+  }
+
+  const matches = (wanted: string | string[] | null | undefined, actual: string | undefined) =>
+    wanted === null ||
+    wanted === undefined ||
+    (Array.isArray(wanted) ? wanted.some((item) => item.toLowerCase() === actual) : wanted.toLowerCase() === actual);
+
+  function logs(filter: LogFilter) {
+    const from = blockTag(filter.fromBlock);
+    const to = Math.min(blockTag(filter.toBlock), tip);
+    if (from - 1 > acknowledged) {
+      acknowledged = from - 1;
+      prune();
+    }
+    const addresses = filter.address === undefined ? null : [filter.address].flat().map((a) => a.toLowerCase());
+    const out = [];
+    for (let n = from; n <= to; n++) {
+      for (const tx of blocks.get(n) ?? []) {
+        for (const log of tx.receipt.logs) {
+          if (addresses && !addresses.includes(log.address.toLowerCase())) continue;
+          if (!(filter.topics ?? []).every((wanted, i) => matches(wanted, log.topics[i]?.toLowerCase()))) continue;
+          out.push(log);
+        }
+      }
+    }
+    return out;
+  }
+
+  function view(call: { to?: string; data?: Hex }): Hex {
+    const token = tokens.get(String(call.to).toLowerCase());
+    let functionName: 'decimals' | 'symbol' | 'name' | 'totalSupply';
+    try {
+      functionName = decodeFunctionData({ abi: VIEWS, data: call.data ?? '0x' }).functionName;
+    } catch {
+      throw new NodeFault(3, 'execution reverted');
+    }
+    if (!token || (functionName === 'totalSupply' && token.supply === undefined))
+      throw new NodeFault(3, 'execution reverted');
+    const result = {
+      decimals: token.decimals,
+      symbol: token.symbol,
+      name: token.name,
+      totalSupply: BigInt(token.supply ?? 0),
+    }[functionName];
+    return encodeFunctionResult({ abi: VIEWS, functionName, result } as Parameters<typeof encodeFunctionResult>[0]);
+  }
+
+  return {
+    chain,
+    first: floor + 1,
+    get tip() {
+      return tip;
+    },
+    get acknowledged() {
+      return acknowledged;
+    },
+    append(record) {
+      if (record.kind !== 'evm') throw new TypeError(`a ${record.kind} record on ${chain}`);
+      for (const token of record.tokens) tokens.set(token.address.toLowerCase(), token);
+      const n = Math.max(quantity(record.receipt.blockNumber, 'block'), tip + 1, last);
+      last = n;
+      const txs = blocks.get(n) ?? [];
+      blocks.set(n, txs);
+      const blockHash = hashOf(n);
+      const transactionIndex = hex(txs.length);
+      let logIndex = txs.reduce((sum, tx) => sum + tx.receipt.logs.length, 0);
+      const receipt = {
+        ...record.receipt,
+        blockNumber: hex(n),
+        blockHash,
+        transactionIndex,
+        logs: record.receipt.logs.map((log) => ({
+          ...log,
+          blockNumber: hex(n),
+          blockHash,
+          transactionIndex,
+          logIndex: hex(logIndex++),
+        })),
+      };
+      const tx: EvmTx = {
+        hash: record.receipt.transactionHash,
+        from: record.receipt.from ?? '0x0000000000000000000000000000000000000000',
+        to: record.receipt.to ?? null,
+        value: (record.transaction?.value as Hex | undefined) ?? '0x0',
+        // A plain transfer has no calldata; every other transaction calls a contract.
+        input: record.transaction ? (record.transaction.input ?? '0x') : '0x01',
+        receipt,
+      };
+      txs.push(tx);
+      receipts.set(tx.hash, tx);
+    },
+    seal(until) {
+      tip = Math.max(tip, blockAt(chain, until).number - 1);
+      return tip;
+    },
+    subscriptions: ['eth_subscribe'],
+    notifications() {
+      const { txs: _txs, ...head } = header(tip);
+      return [head];
+    },
+    call(method, params) {
+      switch (method) {
+        case 'eth_blockNumber':
+          return hex(tip);
+        case 'eth_chainId':
+          return hex(1);
+        case 'eth_getBlockByNumber': {
+          const n = blockTag(params[0]);
+          return n > tip ? null : block(n, params[1] === true);
+        }
+        case 'eth_getLogs':
+          return logs((params[0] ?? {}) as LogFilter);
+        case 'eth_getTransactionReceipt':
+          return receipts.get(String(params[0]))?.receipt ?? null;
+        case 'eth_call':
+          return view((params[0] ?? {}) as { to?: string; data?: Hex });
+        default:
+          throw new NodeFault(-32601, `the method ${method} does not exist/is not available`);
+      }
+    },
+  };
+}
