@@ -3,7 +3,6 @@
 // each once, in log order per partition — compared with the event log itself; on another edge
 // instance reading the same log too. Refused cursors get an error frame and subscribe nothing.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import path from 'node:path';
 import { createStreamClient, type StreamClient as ResumingClient, type StreamEvent } from '../client/index.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
@@ -12,41 +11,7 @@ import type { Trade } from '../core/schemas.ts';
 import { TOPICS, type PricedTradeMessage } from '../core/topics.ts';
 import { RESUME_WINDOW_MS } from '../stream-edge/cursor.ts';
 import { createStreamEdge, type StreamEdge } from '../stream-edge/server.ts';
-import { connect, createEnv, evmAddress, sleep, tradeMessage, type Env } from './helpers/stream-edge.ts';
-
-/** A TCP relay in front of the edges: the test can cut every socket or point it at another edge. */
-function createRelay(target: () => number) {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((inbound) => {
-    const outbound = net.connect(target(), '127.0.0.1');
-    for (const s of [inbound, outbound]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        sockets.delete(s);
-        inbound.destroy();
-        outbound.destroy();
-      });
-    }
-    inbound.pipe(outbound);
-    outbound.pipe(inbound);
-  });
-  return {
-    listen: () =>
-      new Promise<number>((resolve) =>
-        server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)),
-      ),
-    /** Destroys every relayed socket: the client sees its connection die without a close frame. */
-    cut() {
-      for (const s of sockets) s.destroy();
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { connect, createEnv, createRelay, evmAddress, sleep, tradeMessage, type Env } from './helpers/stream-edge.ts';
 
 describe('stream resume: spot.trades from a cursor, exactly once', function () {
   this.timeout(60_000);
