@@ -5,7 +5,7 @@
 // The reader is a consumer of its own (no committed offsets), paced by the subscription's
 // outbox so a resume never meets the unsent-frame limit and never holds up other sockets.
 import crypto from 'node:crypto';
-import { normalizeAddress, type Chain } from '../core/chains.ts';
+import { isChain, normalizeAddress, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import type { Trade } from '../core/schemas.ts';
@@ -56,6 +56,18 @@ export function tradeMatches(spec: TradesSpec, message: PricedTradeMessage): boo
   if (spec.by === 'token') return spec.chain === chain && normalizeAddress(chain, trade.token) === spec.token;
   if (spec.by === 'wallet') return spec.chain === chain && normalizeAddress(chain, trade.trader) === spec.wallet;
   return message.identities.includes(spec.identity) && (spec.chains === null || spec.chains.includes(chain));
+}
+
+/**
+ * spot.trades.v1 is keyed `chain:token` (the aggregator's tokenKey): a by-token resume skips
+ * other tokens' messages without parsing them. A key of another shape is parsed and checked.
+ */
+function otherTokenByKey(spec: TradesSpec, key: string): boolean {
+  if (spec.by !== 'token') return false;
+  const split = key.indexOf(':');
+  const chain = key.slice(0, split);
+  if (split <= 0 || !isChain(chain)) return false;
+  return chain !== spec.chain || normalizeAddress(chain, key.slice(split + 1)) !== spec.token;
 }
 
 export interface CatchUpDeps {
@@ -126,6 +138,7 @@ export function startCatchUp(ctx: Context, deps: CatchUpDeps): CatchUpRun {
         if (message.offset < state.readerAt[p]!) continue;
         if (message.offset >= feed[p]!) break; // the live feed delivers from here
         state.readerAt[p] = message.offset + 1;
+        if (otherTokenByKey(sub.spec, message.key)) continue;
         let value: unknown;
         try {
           value = JSON.parse(message.value);

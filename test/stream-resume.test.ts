@@ -247,6 +247,29 @@ describe('stream resume: spot.trades from a cursor, exactly once', function () {
     const old = `${head}${(Date.now() - RESUME_WINDOW_MS - 60_000).toString(36)}.${rest[1]}`;
     assert.match(await refused({ chain: 'base', token: tokens[0] }, old), /past the resume window/);
     assert.equal(edge.stats().subscriptions, subscriptions, 'nothing subscribed');
+    // The by-token form resumes too (other tokens' messages are skipped by their log key).
+    const live = c.updates(ack.subscriptionId).length;
+    const produced = (await produce(16)).filter((m) => m.trade.token === tokens[0]).length;
+    await c.until(() => c.updates(ack.subscriptionId).length >= live + produced, 'the live ones');
+    const resumed = await c.request({
+      action: 'subscribe',
+      channel: 'spot.trades',
+      filters: { chain: 'base', token: tokens[0] },
+      resumeFrom: cursor,
+    });
+    assert.equal(resumed.type, 'ack');
+    const expected = c
+      .updates(ack.subscriptionId)
+      .slice(1)
+      .map((u) => u.data.id as string);
+    assert.ok(expected.length >= 2);
+    await c.until(() => c.updates(resumed.subscriptionId).length >= expected.length, 'the resumed ones');
+    await sleep(100);
+    assert.deepEqual(
+      c.updates(resumed.subscriptionId).map((u) => u.data.id),
+      expected,
+      'the same trades after the first one, in order (one token is one partition)',
+    );
     c.close();
   });
 });
