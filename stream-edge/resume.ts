@@ -84,6 +84,42 @@ export interface CatchUpDeps {
   resumeBelow: number;
   /** The log no longer holds the start of the range. */
   onGap(): void;
+  /** Readers running at once are capped per edge; a resume waits for a slot (gated, not refused). */
+  slots: Slots;
+}
+
+export interface Slots {
+  /** Resolves with the slot's release once one is free. */
+  acquire(): Promise<() => void>;
+}
+
+/** At most `limit` holders at once; the others wait in arrival order. */
+export function createSlots(limit: number): Slots {
+  let free = limit;
+  const waiting: Array<() => void> = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else free++;
+  };
+  return {
+    acquire() {
+      if (free > 0) {
+        free--;
+        return Promise.resolve(once(release));
+      }
+      return new Promise((resolve) => waiting.push(() => resolve(once(release))));
+    },
+  };
+}
+
+function once(fn: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    fn();
+  };
 }
 
 export interface CatchUpRun {
@@ -105,13 +141,6 @@ export function startCatchUp(ctx: Context, deps: CatchUpDeps): CatchUpRun {
   if (!needed()) return { done: Promise.resolve(), cancel() {} };
 
   let cancelled = false;
-  const consumer = deps.log.consumer({
-    group: `stream-resume-${crypto.randomUUID()}`,
-    topics: [TOPICS.trades.name],
-    start: 'earliest',
-    commit: 'manual',
-    maxBatchSize: READ_BATCH,
-  });
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (finish = resolve));
   const waitForRoom = async () => {
@@ -120,6 +149,22 @@ export function startCatchUp(ctx: Context, deps: CatchUpDeps): CatchUpRun {
   };
 
   const run = async () => {
+    const release = await deps.slots.acquire();
+    try {
+      if (!cancelled) await read();
+    } finally {
+      release();
+    }
+  };
+
+  const read = async () => {
+    const consumer = deps.log.consumer({
+      group: `stream-resume-${crypto.randomUUID()}`,
+      topics: [TOPICS.trades.name],
+      start: 'earliest',
+      commit: 'manual',
+      maxBatchSize: READ_BATCH,
+    });
     for (let p = 0; p < from.length; p++) {
       // Partitions already live are read from the feed's position and ignored.
       await consumer.seek(TOPICS.trades.name, p, state.liveFrom[p]! >= 0 ? (feed[p] ?? 0) : from[p]!);

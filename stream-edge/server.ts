@@ -38,7 +38,7 @@ import type { HotViews } from '../query-api/hot-views.ts';
 import { cursorHead, parseCursor, statePosition } from './cursor.ts';
 import { DISCOVERY_INTERVAL_MS, createDiscoveryChannel, type DiscoverySubscription } from './discovery.ts';
 import { ackFrame, errorFrame, parseClientFrame, type SubscriptionSpec, type TradesSpec } from './protocol.ts';
-import { startCatchUp, tradeText, type CatchUpRun } from './resume.ts';
+import { createSlots, startCatchUp, tradeText, type CatchUpRun } from './resume.ts';
 import { createRouter, type RouterCounters } from './router.ts';
 import { createSubscriptionIndex, type Subscription } from './subscriptions.ts';
 import { createFrameAssembler, cursorPrefix, updatePrefix, updateTail } from './update-frames.ts';
@@ -55,6 +55,8 @@ export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
 export const MAX_READ_FRAME_BYTES = 1024 * 1024;
 /** Trades a spot.trades snapshot sends at most (the newest, oldest first). */
 export const SNAPSHOT_TRADES = 50;
+/** Resume log readers running at once per edge; more resumes wait for a slot. */
+export const MAX_CONCURRENT_RESUMES = 16;
 /** How long live copies of snapshot trades are skipped (the views may run ahead of the feed). */
 const SNAPSHOT_DEDUP_MS = 10_000;
 
@@ -133,6 +135,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   const now = options.now ?? Date.now;
   const views = options.views ?? null;
   const discovery = views ? createDiscoveryChannel({ discovery: views.discovery, now }) : null;
+  const resumeSlots = createSlots(MAX_CONCURRENT_RESUMES);
   const connections = new Set<Connection>();
   // Counted from the accepted handshake to the close.
   const openByKey = new Map<string, number>();
@@ -221,6 +224,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
           target.outbox.flush();
         },
         unsent: () => conn.outbox.unsent(),
+        slots: resumeSlots,
         resumeBelow: Math.floor(maxUnsentFrames / 2),
         onGap: () => {
           if (!conn.subs.has(subscriptionId)) return;

@@ -10,7 +10,7 @@ import type { EventLog } from '../core/eventlog/types.ts';
 import type { Trade } from '../core/schemas.ts';
 import { TOPICS, type PricedTradeMessage } from '../core/topics.ts';
 import { RESUME_WINDOW_MS } from '../stream-edge/cursor.ts';
-import { createStreamEdge, type StreamEdge } from '../stream-edge/server.ts';
+import { MAX_CONCURRENT_RESUMES, createStreamEdge, type StreamEdge } from '../stream-edge/server.ts';
 import { connect, createEnv, createRelay, evmAddress, sleep, tradeMessage, type Env } from './helpers/stream-edge.ts';
 
 describe('stream resume: spot.trades from a cursor, exactly once', function () {
@@ -220,6 +220,48 @@ describe('stream resume: spot.trades from a cursor, exactly once', function () {
     // Each partition in log order; partitions interleave as the reader and the feed deliver them.
     assert.deepEqual(await perPartition(got), await perPartition(missed));
     second.close();
+  });
+
+  it('more resumes at once than reader slots: each waits its turn and gets every missed trade', async () => {
+    const { port } = await startEdge();
+    const c = await connect(port, env.key);
+    const ack = await c.subscribe('spot.trades', { identity: 'kol' });
+    await produce(3);
+    await c.until(() => c.updates(ack.subscriptionId).length >= 1, 'an update');
+    const cursor = c.updates(ack.subscriptionId)[0]!.cursor;
+    const missed = (await produce(60)).filter((m) => m.identities.includes('kol')).length;
+    await c.until(() => c.updates(ack.subscriptionId).length >= 1 + missed, 'the live ones');
+    const expected = c
+      .updates(ack.subscriptionId)
+      .slice(1)
+      .map((u) => u.data.id as string)
+      .sort();
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_CONCURRENT_RESUMES + 4; i++) {
+      c.ws.send(
+        JSON.stringify({
+          action: 'subscribe',
+          channel: 'spot.trades',
+          filters: { identity: 'kol' },
+          resumeFrom: cursor,
+          id: `r${i}`,
+        }),
+      );
+      ids.push(`r${i}`);
+    }
+    await c.until((f) => ids.every((id) => f.some((x) => x.type === 'ack' && x.id === id)), 'the acks');
+    const subs = c.frames.filter((f) => f.type === 'ack' && ids.includes(f.id)).map((f) => f.subscriptionId as string);
+    await c.until(() => subs.every((s) => c.updates(s).length >= expected.length), 'every resume');
+    await sleep(100);
+    for (const s of subs)
+      assert.deepEqual(
+        c
+          .updates(s)
+          .map((u) => u.data.id)
+          .sort(),
+        expected,
+      );
+    c.close();
   });
 
   it('refuses a cursor of other filters, a malformed one and one past the resume window: nothing is subscribed', async () => {
