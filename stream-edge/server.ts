@@ -461,7 +461,14 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
       pingTimer = null;
       if (discoveryTimer) clearInterval(discoveryTimer);
       discoveryTimer = null;
-      for (const conn of connections) for (const run of conn.catchUps.values()) run.cancel();
+      const readers: Array<Promise<void>> = [];
+      for (const conn of connections) {
+        for (const run of conn.catchUps.values()) {
+          run.cancel();
+          readers.push(run.done);
+        }
+      }
+      await Promise.all(readers); // their consumers have left the log before it may close
       if (feed) await feed.stop();
       feed = null;
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
