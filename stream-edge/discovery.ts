@@ -32,16 +32,30 @@ export interface DiscoveryChannel {
   first(sub: DiscoverySubscription): string;
   /** The delta since the last update of `sub`, or null when nothing changed. */
   delta(sub: DiscoverySubscription): string | null;
+  /** Starts a beat: boards ranked from here on are shared by subscriptions with equal filters. */
+  beat(): void;
   remove(sub: DiscoverySubscription): void;
 }
 
 export function createDiscoveryChannel(deps: { discovery: DiscoveryIndex; now: () => number }): DiscoveryChannel {
   const boards = new WeakMap<DiscoverySubscription, Board>();
+  // One ranking per distinct filter set per beat, however many subscriptions share it; a board
+  // (immutable once made) is shared by them too.
+  let ranked = new Map<
+    string,
+    { text: string; columns: Array<{ column: Column; deltas: RankedItem[] }>; board: Board }
+  >();
 
   const rank = (spec: DiscoverySpec) => {
-    const text = deps.discovery.rank(spec.chains, spec.columns, deps.now()).toString('utf8');
-    const body = JSON.parse(text) as { columns: Array<{ column: Column; deltas: RankedItem[] }> };
-    return { text, columns: body.columns };
+    const key = JSON.stringify(spec);
+    let result = ranked.get(key);
+    if (!result) {
+      const text = deps.discovery.rank(spec.chains, spec.columns, deps.now()).toString('utf8');
+      const body = JSON.parse(text) as { columns: Array<{ column: Column; deltas: RankedItem[] }> };
+      result = { text, columns: body.columns, board: boardOf(body.columns) };
+      ranked.set(key, result);
+    }
+    return result;
   };
 
   const boardOf = (columns: Array<{ column: Column; deltas: RankedItem[] }>): Board => {
@@ -57,14 +71,18 @@ export function createDiscoveryChannel(deps: { discovery: DiscoveryIndex; now: (
 
   return {
     first(sub) {
-      const { text, columns } = rank(sub.spec);
-      boards.set(sub, boardOf(columns));
+      // Outside a beat: rank now, not from a board of an earlier moment.
+      ranked.delete(JSON.stringify(sub.spec));
+      const { text, board } = rank(sub.spec);
+      boards.set(sub, board);
       return text;
+    },
+    beat() {
+      ranked = new Map();
     },
     delta(sub) {
       const previous = boards.get(sub);
-      const { columns } = rank(sub.spec);
-      const next = boardOf(columns);
+      const { columns, board: next } = rank(sub.spec);
       boards.set(sub, next);
       let changed = false;
       const out: string[] = [];

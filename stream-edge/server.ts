@@ -443,6 +443,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
       pingTimer.unref();
       if (discovery) {
         discoveryTimer = setInterval(() => {
+          discovery.beat();
           for (const sub of index.discovery()) {
             if (sub.outbox.closed) continue;
             const delta = discovery.delta(sub);

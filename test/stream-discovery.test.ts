@@ -97,8 +97,13 @@ describe('stream with the REST views: spot.discovery, snapshot, state resume, id
   it('deltas (entering, moving, changed, leaving with rank null) replayed onto the first update equal POST /v1/discovery', async () => {
     const body = { chains: ['solana'], newPairs: { limit: 4 }, graduating: {} } as const;
     const updates: DiscoveryResponse[] = [];
-    const sub = streamClient().subscribe('spot.discovery', body as never, { onUpdate: (data) => updates.push(data) });
+    const client = streamClient();
+    const sub = client.subscribe('spot.discovery', body as never, { onUpdate: (data) => updates.push(data) });
+    // A second subscription with the same filters shares each beat's ranking: its board must agree.
+    const twin: DiscoveryResponse[] = [];
+    const twinSub = client.subscribe('spot.discovery', body as never, { onUpdate: (data) => twin.push(data) });
     await sub.ready;
+    await twinSub.ready;
     await waitFor(() => updates.length === 1, 'the first update');
     assert.deepEqual(updates[0], await rest.discovery(body as never));
     // A newer pair enters at rank 1 (the others move down, new3 leaves the top 4), new1 changes
@@ -127,7 +132,9 @@ describe('stream with the REST views: spot.discovery, snapshot, state resume, id
     );
     assert.ok(deltas.length < 4 + 2 + 2, 'deltas carry only what changed');
     const board = updates.slice(1).reduce(replay, updates[0]!);
-    assert.deepEqual(board, await rest.discovery(body as never));
+    const expected = await rest.discovery(body as never);
+    assert.deepEqual(board, expected);
+    assert.deepEqual(twin.slice(1).reduce(replay, twin[0]!), expected);
   });
 
   it('refuses bad discovery filters with the REST error, and nothing is subscribed', async () => {
