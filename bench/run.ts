@@ -49,6 +49,7 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     quick: { subscribers: 20, messages: 20 },
     timeoutMs: 180_000,
   },
+  resume: { file: 'resume.ts', params: {}, quick: {}, timeoutMs: 180_000 },
   rest: {
     file: 'rest.ts',
     params: { connections: 10, durationSeconds: 3 },

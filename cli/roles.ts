@@ -1,6 +1,7 @@
 // Each role as a function that starts its part on a runtime, and the single-role commands.
 import type { Context } from '../core/context.ts';
-import { createQueryApi } from '../query-api/app.ts';
+import { createQueryApi, type QueryApi } from '../query-api/app.ts';
+import { createHotViews, type HotViews } from '../query-api/hot-views.ts';
 import { createStreamEdge } from '../stream-edge/server.ts';
 import { trackStreamStats } from '../stream-edge/ops.ts';
 import { createConsole } from '../query-api/console/console.ts';
@@ -31,7 +32,7 @@ export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
 
 export { startAggregator } from './aggregate-role.ts';
 
-export async function startApi(runtime: Runtime): Promise<void> {
+export async function startApi(runtime: Runtime): Promise<QueryApi> {
   const { store } = await runtime.store();
   const { config } = runtime.ctx;
   const sessions = config.console === 'off' ? null : createConsoleSessions(consoleSecret(config.dataDir));
@@ -57,9 +58,20 @@ export async function startApi(runtime: Runtime): Promise<void> {
     { port },
     `REST API on http://${runtime.ctx.config.host}:${port}/v1 (OpenAPI at /openapi.json)`,
   );
+  return api;
 }
 
-export async function startEdge(runtime: Runtime): Promise<void> {
+/** Hot views of an edge running without the REST API: the state behind snapshot and spot.discovery. */
+async function edgeViews(runtime: Runtime): Promise<HotViews> {
+  const { store } = await runtime.store();
+  const views = createHotViews(runtime.ctx, { log: runtime.log, store });
+  await views.start();
+  runtime.add({ name: 'edge-hot-views', stop: () => views.stop() });
+  return views;
+}
+
+/** `views`: the REST API's hot views when both run in this process (else the edge reads its own). */
+export async function startEdge(runtime: Runtime, views?: HotViews): Promise<void> {
   const { host, wsPort } = runtime.ctx.config;
   // uWebSockets.js listens with SO_REUSEPORT: on a port another process already serves it would
   // share the port (connections split between the two) instead of failing. Probe it first.
@@ -71,6 +83,7 @@ export async function startEdge(runtime: Runtime): Promise<void> {
     keys: runtime.keys(),
     limiters: runtime.limiters(),
     ops: runtime.ops(),
+    views: views ?? (await edgeViews(runtime)),
   });
   const { port } = await edge.start().catch((error: unknown) => {
     throw new ConfigError('SPOT_WS_PORT', `cannot listen on ${host}:${wsPort}: ${(error as Error).message}`);
@@ -111,5 +124,5 @@ export const aggregateCommand = (ctx: Context) =>
     await startAggregator(runtime);
     watchStartup(runtime);
   });
-export const apiCommand = (ctx: Context) => runRole(ctx, (runtime) => startApi(runtime));
+export const apiCommand = (ctx: Context) => runRole(ctx, async (runtime) => void (await startApi(runtime)));
 export const edgeCommand = (ctx: Context) => runRole(ctx, (runtime) => startEdge(runtime));

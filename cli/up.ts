@@ -10,8 +10,8 @@ export function upCommand(ctx: Context): Promise<number> {
     // Readers first, intake last: nothing produced is waiting on a reader that is not there.
     await startSqlEndpoint(runtime);
     await startAggregator(runtime);
-    await startApi(runtime);
-    await startEdge(runtime);
+    const api = await startApi(runtime);
+    await startEdge(runtime, api.views);
     await startIngest(runtime);
     if (ctx.config.apiKeys.length === 0) {
       ctx.logger.warn('no API key registered: create one with `spot keys create` or start with SPOT_API_KEYS=<key>');

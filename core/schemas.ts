@@ -419,7 +419,7 @@ export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
 
 // ---- stream frames ----
 
-export const STREAM_CHANNELS = ['spot.trades', 'spot.candles', 'spot.tokens'] as const;
+export const STREAM_CHANNELS = ['spot.trades', 'spot.candles', 'spot.tokens', 'spot.discovery'] as const;
 export type StreamChannel = (typeof STREAM_CHANNELS)[number];
 
 export const SubscribeFrame = Type.Object(
@@ -428,6 +428,10 @@ export const SubscribeFrame = Type.Object(
     channel: Type.String(),
     filters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     id: Type.Optional(Type.String()),
+    /** A `cursor` of an earlier subscription with the same channel and filters: updates after it come first. */
+    resumeFrom: Type.Optional(Type.String()),
+    /** The current state first (open candle, token objects, last trades), then live. */
+    snapshot: Type.Optional(Type.Boolean()),
   },
   { $id: 'SubscribeFrame' },
 );
@@ -458,9 +462,22 @@ export const UpdateFrame = Type.Object(
     subscriptionId: Type.String(),
     data: Type.Unknown(),
     seq: Type.Integer({ minimum: 1, description: 'Counts the subscription updates from 1; a gap means a lost update' }),
+    cursor: Type.String({
+      description: 'Opaque position of this update; subscribe with resumeFrom set to it to get every later update',
+    }),
   },
   { $id: 'UpdateFrame', additionalProperties: false },
 );
+export type UpdateFrame = Static<typeof UpdateFrame>;
+export type AckFrame = Static<typeof AckFrame>;
+
+/**
+ * `data` of a spot.discovery update: the POST /v1/discovery response shape. The first update of a
+ * subscription holds each requested column's whole ranked set; later ones only the items that
+ * entered, moved or changed, and `rank: null` (no data) for those that left.
+ */
+export const DiscoveryUpdate = DiscoveryResponse;
+export type DiscoveryUpdate = DiscoveryResponse;
 
 export const ErrorFrame = Type.Object(
   {
@@ -472,6 +489,7 @@ export const ErrorFrame = Type.Object(
   },
   { $id: 'ErrorFrame', additionalProperties: false },
 );
+export type ErrorFrame = Static<typeof ErrorFrame>;
 
 /** Every schema that /openapi.json publishes under components.schemas. */
 export const COMPONENT_SCHEMAS = {

@@ -190,30 +190,8 @@ export function createRoutes(deps: RouteDeps): Router {
 
   router.post('discovery', '/v1/discovery', async (ctx) => {
     const body = await readJsonBody(ctx, deps.bodyLimitBytes);
-    const problems = new Problems();
-    checkSchema(DiscoveryRequest, body, problems);
-    const request = body as DiscoveryRequest;
-    const columns: Partial<Record<Column, ColumnConfig>> = {};
-    // Checks the schema cannot express run on any object body, so a request with several
-    // problems (e.g. `{}`: no chain and no column) gets one detail per problem.
-    if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-      for (const column of COLUMNS) {
-        const config = request[column];
-        if (config === undefined || config === null) continue;
-        columns[column] = config;
-        if (checkSchema(ColumnConfig, config, new Problems()) && config.filters)
-          checkRanges(column, config.filters, problems);
-      }
-      if (Object.keys(columns).length === 0)
-        problems.add(
-          'body',
-          'No column is requested; send at least one of newPairs, graduating, graduated (use {} for its defaults).',
-        );
-    }
-    problems.throwIfAny();
-    const chains = [...new Set(request.chains)];
-    for (const chain of chains) if (!isChain(chain)) throw unsupportedChain(chain);
-    json(ctx, views.discovery.rank(chains as Chain[], columns, deps.now()));
+    const { chains, columns } = parseDiscoveryRequest(body);
+    json(ctx, views.discovery.rank(chains, columns, deps.now()));
   });
 
   return router;
@@ -233,4 +211,38 @@ function chainsParam(query: Query, problems: Problems): { chains: Chain[]; unsup
   }
   const unsupported = names.find((name) => !isChain(name));
   return { chains: [...new Set(names)] as Chain[], ...(unsupported !== undefined ? { unsupported } : {}) };
+}
+
+/**
+ * The body of POST /v1/discovery checked and reduced to what ranking takes; throws the REST
+ * error (VALIDATION_ERROR, UNSUPPORTED_CHAIN). The spot.discovery stream channel uses it too.
+ */
+export function parseDiscoveryRequest(body: unknown): {
+  chains: Chain[];
+  columns: Partial<Record<Column, ColumnConfig>>;
+} {
+  const problems = new Problems();
+  checkSchema(DiscoveryRequest, body, problems);
+  const request = body as DiscoveryRequest;
+  const columns: Partial<Record<Column, ColumnConfig>> = {};
+  // Checks the schema cannot express run on any object body, so a request with several
+  // problems (e.g. `{}`: no chain and no column) gets one detail per problem.
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    for (const column of COLUMNS) {
+      const config = request[column];
+      if (config === undefined || config === null) continue;
+      columns[column] = config;
+      if (checkSchema(ColumnConfig, config, new Problems()) && config.filters)
+        checkRanges(column, config.filters, problems);
+    }
+    if (Object.keys(columns).length === 0)
+      problems.add(
+        'body',
+        'No column is requested; send at least one of newPairs, graduating, graduated (use {} for its defaults).',
+      );
+  }
+  problems.throwIfAny();
+  const chains = [...new Set(request.chains)];
+  for (const chain of chains) if (!isChain(chain)) throw unsupportedChain(chain);
+  return { chains: chains as Chain[], columns };
 }

@@ -29,8 +29,8 @@ export interface OutboxCounters {
 export interface Outbox {
   /** Queues a text frame (ack, error); flushes (and may close for backpressure) when the limit is met. */
   push(frame: string): void;
-  /** Queues the update frame prefix + seq + tail (see update-frames.ts), under the same rules. */
-  pushUpdate(prefix: Uint8Array, seq: number, tail: Uint8Array): void;
+  /** Queues the update frame prefix + seq + mid + tail (see update-frames.ts), under the same rules. */
+  pushUpdate(prefix: Uint8Array, seq: number, tail: Uint8Array, mid?: Uint8Array | null): void;
   /** Hands queued frames to the socket while it takes them without buffering. */
   flush(): void;
   /** Frames accepted for this connection and not yet handed to the socket. */
@@ -62,9 +62,9 @@ export function flushAll(hub: OutboxHub): void {
   pending.length = 0;
 }
 
-// The queue is flat, three slots a frame: [prefix, seq, tail] for an update, [null, 0, text]
-// for a text frame. Pushing allocates nothing but array growth.
-const SLOTS = 3;
+// The queue is flat, four slots a frame: [prefix, seq, mid, tail] for an update, [null, 0, null,
+// text] for a text frame. Pushing allocates nothing but array growth.
+const SLOTS = 4;
 // Compact the queue array once this many sent slots sit at its head.
 const COMPACT_AFTER = 256 * SLOTS;
 
@@ -86,13 +86,13 @@ class SocketOutbox implements Outbox {
 
   push(frame: string): void {
     if (this.closed) return;
-    this.queue.push(null, 0, frame);
+    this.queue.push(null, 0, null, frame);
     this.queued();
   }
 
-  pushUpdate(prefix: Uint8Array, seq: number, tail: Uint8Array): void {
+  pushUpdate(prefix: Uint8Array, seq: number, tail: Uint8Array, mid: Uint8Array | null = null): void {
     if (this.closed) return;
-    this.queue.push(prefix, seq, tail);
+    this.queue.push(prefix, seq, mid, tail);
     this.queued();
   }
 
@@ -152,12 +152,19 @@ class SocketOutbox implements Outbox {
       const prefix = queue[head] as Uint8Array | null;
       const status =
         prefix === null
-          ? this.socket.send(queue[head + 2] as string)
-          : this.socket.send(assembler.assemble(prefix, queue[head + 1] as number, queue[head + 2] as Uint8Array));
+          ? this.socket.send(queue[head + 3] as string)
+          : this.socket.send(
+              assembler.assemble(
+                prefix,
+                queue[head + 1] as number,
+                queue[head + 3] as Uint8Array,
+                queue[head + 2] as Uint8Array | null,
+              ),
+            );
       if (status === SEND_DROPPED) break; // not taken: keep it, retry on drain
       if (this.closed) return; // the send closed the socket (its close handler dropped the queue)
       queue[head] = null;
-      queue[head + 2] = null; // let the shared tail go once every socket has it
+      queue[head + 3] = null; // let the shared tail go once every socket has it
       head += SLOTS;
       counters.framesSent++;
       counters.framesQueued--;

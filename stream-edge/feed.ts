@@ -12,7 +12,10 @@ export interface LogFeed {
   stop(): Promise<void>;
 }
 
-export function createLogFeed(ctx: Context, deps: { log: EventLog; router: Router; group?: string }): LogFeed {
+export function createLogFeed(
+  ctx: Context,
+  deps: { log: EventLog; router: Router; group?: string; tradePositions: number[] },
+): LogFeed {
   const log = ctx.logger.child({ component: 'stream-feed' });
   const topics = [TOPICS.trades, TOPICS.candles, TOPICS.tokens];
   let consumer: Consumer | null = null;
@@ -25,6 +28,7 @@ export function createLogFeed(ctx: Context, deps: { log: EventLog; router: Route
       );
       // End offsets taken before the consumer runs: anything produced after start() resolves is routed.
       const ends = await Promise.all(topics.map(async (t) => [t.name, await deps.log.endOffsets(t.name)] as const));
+      for (const [partition, offset] of ends[0]![1]) deps.tradePositions[partition] = offset;
       consumer = deps.log.consumer({
         group: deps.group ?? `stream-edge-${crypto.randomUUID()}`,
         topics: topics.map((t) => t.name),
@@ -42,7 +46,7 @@ export function createLogFeed(ctx: Context, deps: { log: EventLog; router: Route
       running = consumer.run(async (batch) => {
         for (const message of batch.messages) {
           try {
-            router.routeValue(batch.topic, message.value);
+            router.routeValue(batch.topic, message.value, batch.partition, message.offset);
           } catch (error) {
             log.error({ err: error, topic: batch.topic, offset: message.offset }, 'routing a message failed');
           }

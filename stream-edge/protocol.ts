@@ -15,7 +15,9 @@ import {
   type Timeframe,
   type ValidationDetail,
 } from '../core/schemas.ts';
-import type { ErrorDetails } from '../core/errors.ts';
+import { SpotError, type ErrorDetails } from '../core/errors.ts';
+import type { Column, ColumnConfig } from '../core/schemas.ts';
+import { parseDiscoveryRequest } from '../query-api/routes.ts';
 
 export const MAX_TOKEN_ADDRESSES = 100;
 
@@ -40,7 +42,14 @@ export interface TokensSpec {
   addresses: string[];
 }
 
-export type SubscriptionSpec = TradesSpec | CandlesSpec | TokensSpec;
+/** The body of POST /v1/discovery, checked by the REST code itself. */
+export interface DiscoverySpec {
+  channel: 'spot.discovery';
+  chains: Chain[];
+  columns: Partial<Record<Column, ColumnConfig>>;
+}
+
+export type SubscriptionSpec = TradesSpec | CandlesSpec | TokensSpec | DiscoverySpec;
 
 export interface FrameError {
   kind: 'error';
@@ -52,7 +61,7 @@ export interface FrameError {
 }
 
 export type ClientFrame =
-  | { kind: 'subscribe'; id: string | null; spec: SubscriptionSpec }
+  | { kind: 'subscribe'; id: string | null; spec: SubscriptionSpec; resumeFrom: string | null; snapshot: boolean }
   | { kind: 'unsubscribe'; id: string | null; subscriptionId: string }
   | FrameError;
 
@@ -141,13 +150,28 @@ function parseSubscribe(frame: Record<string, unknown>, id: string | null): Clie
         ...filtersProblem,
       ],
       id,
-      'The channel is unknown; subscribe to spot.trades, spot.candles or spot.tokens.',
+      'The channel is unknown; subscribe to spot.trades, spot.candles, spot.tokens or spot.discovery.',
     );
   }
-  if (!isObject(filters)) return validation(filtersProblem, id);
+  const optionProblems: ValidationDetail[] = [];
+  const resumeFrom = frame.resumeFrom ?? null;
+  if (resumeFrom !== null && (typeof resumeFrom !== 'string' || resumeFrom === ''))
+    optionProblems.push({ field: 'resumeFrom', message: 'resumeFrom must be the cursor string of an update.' });
+  const snapshot = frame.snapshot ?? false;
+  if (typeof snapshot !== 'boolean') optionProblems.push({ field: 'snapshot', message: 'snapshot must be a boolean.' });
+  if (resumeFrom !== null && snapshot === true)
+    optionProblems.push({
+      field: 'snapshot',
+      message: 'snapshot does not combine with resumeFrom: a resume already starts from the cursor.',
+    });
+  if (!isObject(filters)) return validation([...filtersProblem, ...optionProblems], id);
   const result = parseFilters(channel as StreamChannel, filters);
-  if ('code' in result) return { kind: 'error', ...result, id };
-  return { kind: 'subscribe', id, spec: result };
+  if ('code' in result) {
+    if (result.code !== 'VALIDATION_ERROR' || optionProblems.length === 0) return { kind: 'error', ...result, id };
+    return validation([...(result.details as ValidationDetail[]), ...optionProblems], id);
+  }
+  if (optionProblems.length) return validation(optionProblems, id);
+  return { kind: 'subscribe', id, spec: result, resumeFrom: resumeFrom as string | null, snapshot: snapshot === true };
 }
 
 type FilterProblem = Omit<FrameError, 'kind' | 'id'>;
@@ -163,6 +187,19 @@ export function parseFilters(
       return parseCandlesFilters(filters);
     case 'spot.tokens':
       return parseTokensFilters(filters);
+    case 'spot.discovery':
+      return parseDiscoveryFilters(filters);
+  }
+}
+
+/** Same rules, defaults, clamping and errors as POST /v1/discovery (field names as REST gives them). */
+function parseDiscoveryFilters(filters: Record<string, unknown>): DiscoverySpec | FilterProblem {
+  try {
+    const { chains, columns } = parseDiscoveryRequest(filters);
+    return { channel: 'spot.discovery', chains, columns };
+  } catch (error) {
+    if (!(error instanceof SpotError)) throw error;
+    return { code: error.code, message: error.message, details: error.details ?? null };
   }
 }
 

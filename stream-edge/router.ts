@@ -7,6 +7,8 @@ import type { Candle, Trade } from '../core/schemas.ts';
 import { TOPICS, isTopicValue, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import type { Token } from '../core/schemas.ts';
 import { flushAll, type OutboxHub } from './backpressure.ts';
+import { statePosition, tradePosition } from './cursor.ts';
+import { caughtUp, coveredPositions, liveAccepts } from './resume.ts';
 import { updateTail } from './update-frames.ts';
 import type { Subscription, SubscriptionIndex } from './subscriptions.ts';
 
@@ -22,8 +24,11 @@ export interface RouterCounters {
 }
 
 export interface Router {
-  /** Routes one log value (JSON text) of a routed topic; call flush() or flushSoon() after a batch. */
-  routeValue(topic: string, value: string): void;
+  /**
+   * Routes one log value (JSON text) of a routed topic at its log position; call flush() or
+   * flushSoon() after a batch.
+   */
+  routeValue(topic: string, value: string, partition?: number, offset?: number): void;
   /** Routes one decoded message (benchmarks and tests drive this), then flushSoon(). */
   route(topic: string, message: unknown): void;
   /** Hands queued frames of every connection touched since the last flush to its socket. */
@@ -40,16 +45,21 @@ export interface RouterDeps {
   /** Shared with every connection's outbox: the ones with queued frames. */
   hub: OutboxHub;
   counters: RouterCounters;
+  /**
+   * Next offset per partition of spot.trades.v1 routed so far (written here): the position a
+   * live trade's cursor carries and where a resume hands over to the live feed.
+   */
+  tradePositions: number[];
 }
 
 /** One update, with its own seq, to every open subscription of `subs`. */
 function deliverAll(subs: Iterable<Subscription>, data: string, counters: RouterCounters): void {
-  const tail = updateTail(data);
+  const tail = updateTail(data, statePosition(Date.now()));
   for (const sub of subs) {
     const outbox = sub.outbox;
     if (outbox.closed) continue;
     counters.updatesSent++;
-    outbox.pushUpdate(sub.prefix, ++sub.seq, tail);
+    outbox.pushUpdate(sub.prefix, ++sub.seq, tail, sub.cursorPrefix);
   }
 }
 
@@ -59,24 +69,50 @@ const candleText = (c: Candle) =>
 
 export function createRouter(ctx: Context, deps: RouterDeps): Router {
   const log = ctx.logger.child({ component: 'stream-router' });
-  const { index, hub, counters } = deps;
+  const { index, hub, counters, tradePositions } = deps;
 
-  const routeTrade = (message: PricedTradeMessage) => {
+  /**
+   * One trade to `subs`. Subscriptions that are live on every partition share one tail (cursor
+   * = the feed's position); one still catching up gets it only past its hand-over point, with
+   * its own position.
+   */
+  const deliverTrade = (subs: Iterable<Subscription>, data: string, partition: number, offset: number, id: string) => {
+    let shared: Buffer | null = null;
+    for (const sub of subs) {
+      const outbox = sub.outbox;
+      if (outbox.closed) continue;
+      if (sub.sentIds?.has(id)) continue; // a snapshot sent it already
+      let tail: Buffer;
+      const catchUp = sub.catchUp;
+      if (catchUp) {
+        if (!liveAccepts(catchUp, partition, offset)) continue;
+        tail = updateTail(data, tradePosition(coveredPositions(catchUp, tradePositions), Date.now()));
+        if (caughtUp(catchUp, tradePositions)) sub.catchUp = null;
+      } else {
+        tail = shared ??= updateTail(data, tradePosition(tradePositions, Date.now()));
+      }
+      counters.updatesSent++;
+      outbox.pushUpdate(sub.prefix, ++sub.seq, tail, sub.cursorPrefix);
+    }
+  };
+
+  const routeTrade = (message: PricedTradeMessage, partition: number, offset: number) => {
     const trade = message.trade;
     const chain = trade.chain as Chain;
     const tokenSubs = index.tradesByToken(`${chain}:${normalizeAddress(chain, trade.token)}`);
     if (tokenSubs?.size) {
       const { flags: _flags, platforms: _platforms, ...byToken } = trade;
-      deliverAll(tokenSubs, JSON.stringify(byToken), counters);
+      deliverTrade(tokenSubs, JSON.stringify(byToken), partition, offset, trade.id);
     }
     let full: string | null = null;
     const fullTrade = (t: Trade) => (full ??= JSON.stringify(t));
     const walletSubs = index.tradesByWallet(`${chain}:${normalizeAddress(chain, trade.trader)}`);
     if (walletSubs?.size) {
-      deliverAll(walletSubs, fullTrade(trade), counters);
+      deliverTrade(walletSubs, fullTrade(trade), partition, offset, trade.id);
     }
     for (const identity of new Set(message.identities)) {
-      for (const set of index.tradesByIdentity(identity, chain)) deliverAll(set, fullTrade(trade), counters);
+      for (const set of index.tradesByIdentity(identity, chain))
+        deliverTrade(set, fullTrade(trade), partition, offset, trade.id);
     }
   };
 
@@ -102,10 +138,10 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
   };
 
   /** `text` is the message's own JSON when it came from the log (a token is sent as is). */
-  const dispatch = (topic: string, message: unknown, text: string | null) => {
+  const dispatch = (topic: string, message: unknown, text: string | null, partition = -1, offset = -1) => {
     if (topic === TOPICS.trades.name) {
       if (!isTopicValue(TOPICS.trades, message)) return invalid(topic);
-      routeTrade(message);
+      routeTrade(message, partition, offset);
     } else if (topic === TOPICS.candles.name) {
       if (!isTopicValue(TOPICS.candles, message)) return invalid(topic);
       routeCandles(message);
@@ -147,7 +183,9 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
   };
 
   return {
-    routeValue(topic, value) {
+    routeValue(topic, value, partition = -1, offset = -1) {
+      // The position moves past every message, routed or skipped: a cursor never points before it.
+      if (topic === TOPICS.trades.name && partition >= 0) tradePositions[partition] = offset + 1;
       let message: unknown;
       try {
         message = JSON.parse(value);
@@ -155,7 +193,7 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
         invalid(topic);
         return;
       }
-      dispatch(topic, message, topic === TOPICS.tokens.name ? value : null);
+      dispatch(topic, message, topic === TOPICS.tokens.name ? value : null, partition, offset);
     },
     route(topic, message) {
       dispatch(topic, message, null);

@@ -30,12 +30,20 @@ import {
   respond,
   respondError,
 } from './handshake.ts';
-import { ackFrame, errorFrame, parseClientFrame, type SubscriptionSpec } from './protocol.ts';
+import { CHAINS } from '../core/chains.ts';
+import type { ErrorCode } from '../core/schemas.ts';
+import type { ErrorDetails } from '../core/errors.ts';
+import { TOPICS } from '../core/topics.ts';
+import type { HotViews } from '../query-api/hot-views.ts';
+import { cursorHead, parseCursor, statePosition } from './cursor.ts';
+import { DISCOVERY_INTERVAL_MS, createDiscoveryChannel, type DiscoverySubscription } from './discovery.ts';
+import { ackFrame, errorFrame, parseClientFrame, type SubscriptionSpec, type TradesSpec } from './protocol.ts';
+import { createSlots, startCatchUp, tradeText, type CatchUpRun } from './resume.ts';
 import { createRouter, type RouterCounters } from './router.ts';
 import { createSubscriptionIndex, type Subscription } from './subscriptions.ts';
-import { createFrameAssembler, updatePrefix } from './update-frames.ts';
 import type { Ops } from '../query-api/ops-routes.ts';
 import { mountOps } from './ops.ts';
+import { createFrameAssembler, cursorPrefix, updatePrefix, updateTail } from './update-frames.ts';
 
 export const DEFAULT_MAX_CONNECTIONS_PER_KEY = 100;
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
@@ -47,6 +55,12 @@ export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
  * client). Above MAX_CLIENT_FRAME_BYTES so that an oversized frame up to here gets the 1009 close.
  */
 export const MAX_READ_FRAME_BYTES = 1024 * 1024;
+/** Trades a spot.trades snapshot sends at most (the newest, oldest first). */
+export const SNAPSHOT_TRADES = 50;
+/** Resume log readers running at once per edge; more resumes wait for a slot. */
+export const MAX_CONCURRENT_RESUMES = 16;
+/** How long live copies of snapshot trades are skipped (the views may run ahead of the feed). */
+const SNAPSHOT_DEDUP_MS = 10_000;
 
 export interface StreamEdgeOptions {
   /** Event log to consume spot.trades.v1, spot.candles.v1 and spot.tokens.v1 from; null routes only what route() is given. */
@@ -59,6 +73,12 @@ export interface StreamEdgeOptions {
   limiters?: { key: RateLimiter; ip: RateLimiter };
   /** /metrics, /healthz, /readyz on this port (no key, no budget). */
   ops?: Ops;
+  /**
+   * The REST API's hot views: current state for `snapshot` and for resumes of spot.candles /
+   * spot.tokens, and the spot.discovery boards. Without them those are refused (SERVICE_UNAVAILABLE).
+   */
+  views?: HotViews;
+  now?: () => number;
 }
 
 export interface StreamEdgeStats {
@@ -86,6 +106,8 @@ interface Connection {
   ws: WebSocket<UserData>;
   outbox: Outbox;
   subs: Map<string, Subscription>;
+  /** Log readers of resumed spot.trades subscriptions still catching up. */
+  catchUps: Map<string, CatchUpRun>;
 }
 
 interface UserData {
@@ -112,7 +134,12 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   };
   const outboxCounters = hub.counters;
   const routerCounters: RouterCounters = { messagesRouted: 0, messagesInvalid: 0, updatesSent: 0 };
-  const router = createRouter(ctx, { index, hub, counters: routerCounters });
+  const tradePositions = new Array<number>(TOPICS.trades.partitions).fill(0);
+  const router = createRouter(ctx, { index, hub, counters: routerCounters, tradePositions });
+  const now = options.now ?? Date.now;
+  const views = options.views ?? null;
+  const discovery = views ? createDiscoveryChannel({ discovery: views.discovery, now }) : null;
+  const resumeSlots = createSlots(MAX_CONCURRENT_RESUMES);
   const connections = new Set<Connection>();
   // Counted from the accepted handshake to the close.
   const openByKey = new Map<string, number>();
@@ -124,15 +151,53 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
     else openByKey.set(keyId, left);
   };
 
-  const subscribe = (conn: Connection, spec: SubscriptionSpec, id: string | null) => {
+  const refuse = (
+    conn: Connection,
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetails | null,
+    id: string | null,
+  ) => conn.outbox.push(errorFrame(code, message, details, id));
+  const sendUpdate = (sub: Subscription, data: string) => {
+    routerCounters.updatesSent++;
+    sub.outbox.pushUpdate(sub.prefix, ++sub.seq, updateTail(data, statePosition(now())), sub.cursorPrefix);
+  };
+
+  const subscribe = (
+    conn: Connection,
+    spec: SubscriptionSpec,
+    id: string | null,
+    resumeFrom: string | null,
+    snapshot: boolean,
+  ) => {
     if (conn.subs.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
-      conn.outbox.push(
-        errorFrame(
-          'RATE_LIMITED',
-          `This connection holds ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions, the limit; unsubscribe from one or open another connection.`,
-          null,
-          id,
-        ),
+      refuse(
+        conn,
+        'RATE_LIMITED',
+        `This connection holds ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions, the limit; unsubscribe from one or open another connection.`,
+        null,
+        id,
+      );
+      return;
+    }
+    const cursor = resumeFrom === null ? null : parseCursor(resumeFrom, spec, tradePositions.length, now());
+    if (cursor && !cursor.ok) {
+      refuse(conn, 'VALIDATION_ERROR', cursor.message, [{ field: 'resumeFrom', message: cursor.message }], id);
+      return;
+    }
+    const resumeTrades = cursor?.ok && cursor.kind === 'trades' ? cursor.offsets : null;
+    if (resumeTrades && !options.log) {
+      refuse(conn, 'SERVICE_UNAVAILABLE', 'This edge reads no event log, so it cannot resume spot.trades.', null, id);
+      return;
+    }
+    const needsState = spec.channel === 'spot.discovery' || snapshot || (cursor !== null && resumeTrades === null);
+    if (needsState && !views) {
+      refuse(
+        conn,
+        'SERVICE_UNAVAILABLE',
+        'This edge holds no current state: spot.discovery, snapshot and resumes of spot.candles / spot.tokens are unavailable here.',
+        null,
+        id,
       );
       return;
     }
@@ -143,10 +208,85 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
       outbox: conn.outbox,
       seq: 0,
       prefix: updatePrefix(spec.channel, subscriptionId),
+      cursorPrefix: cursorPrefix(cursorHead(spec)),
+      catchUp: null,
+      sentIds: null,
     };
     conn.subs.set(subscriptionId, sub);
-    index.add(sub);
     conn.outbox.push(ackFrame(spec.channel, subscriptionId, id, `Subscribed to ${spec.channel}.`));
+    if (resumeTrades) {
+      // In the index at once: the router hands each partition over once the reader reached it.
+      index.add(sub);
+      const run = startCatchUp(ctx, {
+        log: options.log!,
+        sub: sub as Subscription & { spec: TradesSpec },
+        feed: tradePositions,
+        from: resumeTrades,
+        deliver: (target, tail) => {
+          routerCounters.updatesSent++;
+          target.outbox.pushUpdate(target.prefix, ++target.seq, tail, target.cursorPrefix);
+          target.outbox.flush();
+        },
+        unsent: () => conn.outbox.unsent(),
+        slots: resumeSlots,
+        resumeBelow: Math.floor(maxUnsentFrames / 2),
+        onGap: () => {
+          if (!conn.subs.has(subscriptionId)) return;
+          conn.subs.delete(subscriptionId);
+          index.remove(sub);
+          const message =
+            'resumeFrom is past the log retention: trades after it are gone; read them with GET /v1/trades. The subscription ended.';
+          refuse(conn, 'VALIDATION_ERROR', message, [{ field: 'resumeFrom', message }], id);
+          conn.outbox.flush();
+        },
+      });
+      conn.catchUps.set(subscriptionId, run);
+      void run.done.then(() => conn.catchUps.delete(subscriptionId));
+      return;
+    }
+    if (needsState) sendState(sub);
+    index.add(sub);
+  };
+
+  /** Current state first (snapshot, or a resume of a state channel), from the hot views. */
+  const sendState = (sub: Subscription) => {
+    const spec = sub.spec;
+    const state = views!;
+    if (spec.channel === 'spot.discovery') {
+      sendUpdate(sub, discovery!.first(sub as DiscoverySubscription));
+    } else if (spec.channel === 'spot.candles') {
+      const candle = state.openCandle(spec.chain, spec.token, spec.timeframe, spec.metric, spec.denomination);
+      if (candle)
+        sendUpdate(
+          sub,
+          `{"time":${candle.time},"open":${candle.open},"high":${candle.high},"low":${candle.low},"close":${candle.close},"volume":${candle.volume}}`,
+        );
+    } else if (spec.channel === 'spot.tokens') {
+      for (const address of spec.addresses) {
+        const entry = state.token(spec.chain, address);
+        if (entry) sendUpdate(sub, state.tokenBody(entry).toString('utf8'));
+      }
+    } else {
+      const trades = recentTrades(spec);
+      sub.sentIds = new Set(trades.map((t) => t.id));
+      for (const trade of trades) sendUpdate(sub, tradeText(spec, trade));
+      setTimeout(() => (sub.sentIds = null), SNAPSHOT_DEDUP_MS).unref();
+    }
+  };
+
+  /** The newest trades the views hold for the subscription (up to SNAPSHOT_TRADES), oldest first. */
+  const recentTrades = (spec: TradesSpec) => {
+    const state = views!;
+    const read = (count: number) =>
+      spec.by === 'token'
+        ? state.tokenTrades(spec.chain, spec.token, count)
+        : spec.by === 'identity'
+          ? state.identityTrades(spec.identity, spec.chains ?? CHAINS, count)
+          : null; // no wallet view in memory: the snapshot holds no trades
+    // The views answer only when they hold at least `count`: fewer for a young token.
+    let items = null;
+    for (let count = SNAPSHOT_TRADES; count >= 1 && items === null; count = Math.floor(count / 2)) items = read(count);
+    return (items ?? []).map((item) => JSON.parse(item.json)).reverse();
   };
 
   const unsubscribe = (conn: Connection, subscriptionId: string, id: string | null) => {
@@ -164,6 +304,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
     }
     conn.subs.delete(subscriptionId);
     index.remove(sub);
+    conn.catchUps.get(subscriptionId)?.cancel();
     conn.outbox.push(
       ackFrame(sub.spec.channel, subscriptionId, id, `Unsubscribed from ${sub.spec.channel}; no more updates follow.`),
     );
@@ -233,6 +374,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
         keyId: data.keyId,
         ws,
         subs: new Map(),
+        catchUps: new Map(),
         outbox: createOutbox(ws, {
           maxUnsentFrames,
           hub,
@@ -255,7 +397,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
         return;
       }
       const frame = parseClientFrame(Buffer.from(message).toString('utf8'));
-      if (frame.kind === 'subscribe') subscribe(conn, frame.spec, frame.id);
+      if (frame.kind === 'subscribe') subscribe(conn, frame.spec, frame.id, frame.resumeFrom, frame.snapshot);
       else if (frame.kind === 'unsubscribe') unsubscribe(conn, frame.subscriptionId, frame.id);
       else conn.outbox.push(errorFrame(frame.code, frame.message, frame.details, frame.id));
       conn.outbox.flush();
@@ -273,6 +415,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
       data.conn = null;
       conn.outbox.markClosed();
       for (const sub of conn.subs.values()) index.remove(sub);
+      for (const run of conn.catchUps.values()) run.cancel();
       conn.subs.clear();
       connections.delete(conn);
     },
@@ -283,11 +426,12 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   let listenSocket: us_listen_socket | null = null;
   let feed: LogFeed | null = null;
   let pingTimer: NodeJS.Timeout | null = null;
+  let discoveryTimer: NodeJS.Timeout | null = null;
 
   return {
     async start() {
       if (options.log) {
-        feed = createLogFeed(ctx, { log: options.log, router });
+        feed = createLogFeed(ctx, { log: options.log, router, tradePositions });
         await feed.start();
       }
       const port = await new Promise<number>((resolve, reject) => {
@@ -302,6 +446,18 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
         for (const conn of connections) if (!conn.outbox.closed) conn.ws.ping();
       }, pingIntervalMs);
       pingTimer.unref();
+      if (discovery) {
+        discoveryTimer = setInterval(() => {
+          discovery.beat();
+          for (const sub of index.discovery()) {
+            if (sub.outbox.closed) continue;
+            const delta = discovery.delta(sub);
+            if (delta !== null) sendUpdate(sub, delta);
+          }
+          router.flush();
+        }, DISCOVERY_INTERVAL_MS);
+        discoveryTimer.unref();
+      }
       log.info({ port, host: ctx.config.host }, 'stream edge listening');
       return { port };
     },
@@ -309,6 +465,16 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
     async stop() {
       if (pingTimer) clearInterval(pingTimer);
       pingTimer = null;
+      if (discoveryTimer) clearInterval(discoveryTimer);
+      discoveryTimer = null;
+      const readers: Array<Promise<void>> = [];
+      for (const conn of connections) {
+        for (const run of conn.catchUps.values()) {
+          run.cancel();
+          readers.push(run.done);
+        }
+      }
+      await Promise.all(readers); // their consumers have left the log before it may close
       if (feed) await feed.stop();
       feed = null;
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);

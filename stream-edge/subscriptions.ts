@@ -4,7 +4,8 @@
 import type { Chain } from '../core/chains.ts';
 import type { Denomination, Identity, Metric, Timeframe } from '../core/schemas.ts';
 import type { Outbox } from './backpressure.ts';
-import type { SubscriptionSpec } from './protocol.ts';
+import type { DiscoverySpec, SubscriptionSpec } from './protocol.ts';
+import type { CatchUp } from './resume.ts';
 
 export interface Subscription {
   id: string;
@@ -14,6 +15,12 @@ export interface Subscription {
   seq: number;
   /** `{"type":"update","channel":…,"subscriptionId":…,"seq":` (bytes) */
   prefix: Buffer;
+  /** `,"cursor":"<kind><filters hash>.` (bytes), written after seq. */
+  cursorPrefix: Buffer;
+  /** A resumed trades subscription while the log reader still covers some partitions; else null. */
+  catchUp: CatchUp | null;
+  /** Trade ids a snapshot already sent; a live copy of one is skipped (cleared shortly after). */
+  sentIds: Set<string> | null;
 }
 
 export interface CandleView {
@@ -40,6 +47,8 @@ export interface SubscriptionIndex {
   tradesByIdentity(identity: string, chain: Chain): Array<Set<Subscription>>;
   candleViews(key: string): Map<string, CandleView> | undefined;
   tokens(key: string): Set<Subscription> | undefined;
+  /** Every spot.discovery subscription (ranked on a timer, not per message). */
+  discovery(): ReadonlySet<Subscription & { spec: DiscoverySpec }>;
   size(): number;
 }
 
@@ -64,6 +73,7 @@ export function createSubscriptionIndex(): SubscriptionIndex {
   const byIdentity = new Map<Identity, IdentityIndex>();
   const candles = new Map<string, Map<string, CandleView>>();
   const tokens = new Map<string, Set<Subscription>>();
+  const discovery = new Set<Subscription & { spec: DiscoverySpec }>();
   let count = 0;
 
   const identityIndex = (identity: Identity): IdentityIndex => {
@@ -101,8 +111,10 @@ export function createSubscriptionIndex(): SubscriptionIndex {
           views.set(viewKey, view);
         }
         view.subs.add(sub);
-      } else {
+      } else if (spec.channel === 'spot.tokens') {
         for (const address of spec.addresses) addTo(tokens, key(spec.chain, address), sub);
+      } else {
+        discovery.add(sub as Subscription & { spec: DiscoverySpec });
       }
     },
 
@@ -128,8 +140,10 @@ export function createSubscriptionIndex(): SubscriptionIndex {
         view.subs.delete(sub);
         if (view.subs.size === 0) views.delete(viewKey);
         if (views.size === 0) candles.delete(tokenKey);
-      } else {
+      } else if (spec.channel === 'spot.tokens') {
         for (const address of spec.addresses) removeFrom(tokens, key(spec.chain, address), sub);
+      } else {
+        discovery.delete(sub as Subscription & { spec: DiscoverySpec });
       }
     },
 
@@ -146,6 +160,7 @@ export function createSubscriptionIndex(): SubscriptionIndex {
     },
     candleViews: (k) => candles.get(k),
     tokens: (k) => tokens.get(k),
+    discovery: () => discovery,
     size: () => count,
   };
 }

@@ -1,6 +1,6 @@
 // Update frame bytes: prefix + seq + shared tail, assembled into one reused buffer.
 import assert from 'node:assert/strict';
-import { createFrameAssembler, updatePrefix, updateTail } from '../stream-edge/update-frames.ts';
+import { createFrameAssembler, cursorPrefix, updatePrefix, updateTail } from '../stream-edge/update-frames.ts';
 
 describe('stream edge: update frame assembly', () => {
   const prefix = updatePrefix('spot.trades', 'sub-1');
@@ -49,5 +49,19 @@ describe('stream edge: update frame assembly', () => {
     assembler.assemble(prefix, 2, tail);
     assert.equal(first.buffer, assembler.assemble(prefix, 3, tail).buffer);
     assert.equal(JSON.parse(copy.toString('utf8')).seq, 1);
+  });
+
+  it('writes the cursor between seq and data: the subscription head, then the shared position', () => {
+    const assembler = createFrameAssembler();
+    const mid = cursorPrefix('tabc123.');
+    const tail = updateTail('{"x":1}', 'mwtt41co.2-0-1-0');
+    for (const seq of [1, 42, 123_456]) {
+      const text = Buffer.from(assembler.assemble(prefix, seq, tail, mid)).toString('utf8');
+      assert.equal(
+        text,
+        `{"type":"update","channel":"spot.trades","subscriptionId":"sub-1","seq":${seq},"cursor":"tabc123.mwtt41co.2-0-1-0","data":{"x":1}}`,
+      );
+      assert.equal(JSON.parse(text).cursor, 'tabc123.mwtt41co.2-0-1-0');
+    }
   });
 });

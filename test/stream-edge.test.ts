@@ -101,7 +101,7 @@ describe('stream edge: frames and channels', () => {
       [1],
     );
     const frame = updates[0]!;
-    assert.deepEqual(Object.keys(frame).sort(), ['channel', 'data', 'seq', 'subscriptionId', 'type']);
+    assert.deepEqual(Object.keys(frame).sort(), ['channel', 'cursor', 'data', 'seq', 'subscriptionId', 'type']);
     assert.equal(frame.channel, 'spot.trades');
     const { flags: _f, platforms: _p, ...expected } = first.trade;
     assert.deepEqual(frame.data, expected);

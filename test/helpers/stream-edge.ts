@@ -1,6 +1,7 @@
 // Shared pieces of the stream-edge suites: a context on a temp dir, a real key store, a `ws`
 // client that collects frames, and valid topic messages.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -275,5 +276,39 @@ export function edgeForSuite(): SuiteEdge {
     },
     open: async () => track(await connect(port, env!.key)),
     track,
+  };
+}
+
+/** A TCP relay in front of the edges: the test can cut every socket or point it at another edge. */
+export function createRelay(target: () => number) {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((inbound) => {
+    const outbound = net.connect(target(), '127.0.0.1');
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        sockets.delete(s);
+        inbound.destroy();
+        outbound.destroy();
+      });
+    }
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+  });
+  return {
+    listen: () =>
+      new Promise<number>((resolve) =>
+        server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)),
+      ),
+    /** Destroys every relayed socket: the client sees its connection die without a close frame. */
+    cut() {
+      for (const s of sockets) s.destroy();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
