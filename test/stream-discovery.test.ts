@@ -255,7 +255,9 @@ describe('stream with the REST views: spot.discovery, snapshot, state resume, id
     const all = [...seen, ...after];
     assert.equal(new Set(all).size, all.length, 'none twice');
     const page = await rest.trades({ identity: 'kol', limit: 100 });
-    assert.deepEqual(new Set(all), new Set(page.trades.map((t) => t.id)), 'none missing: equal to GET /v1/trades');
+    // Other suites of a parallel tier's worker process share the store: compare this token's trades.
+    const stored = page.trades.filter((t) => t.token === kolToken.address).map((t) => t.id);
+    assert.deepEqual(new Set(all), new Set(stored), 'none missing: equal to GET /v1/trades');
     second.close();
   });
 
@@ -270,8 +272,11 @@ describe('stream with the REST views: spot.discovery, snapshot, state resume, id
     assert.equal(reply.type, 'ack');
     await c.until(() => c.updates(reply.subscriptionId).length >= 15, 'the snapshot');
     const ids = c.updates(reply.subscriptionId).map((u) => u.data.id);
-    const page = await rest.trades({ identity: 'kol', limit: SNAPSHOT_TRADES });
-    assert.deepEqual(ids, page.trades.map((t) => t.id).reverse());
+    const page = await rest.trades({ identity: 'kol', limit: 100 });
+    // The store may also hold other suites' kol trades (a parallel tier's worker shares it).
+    const tokens = new Set(c.updates(reply.subscriptionId).map((u) => u.data.token));
+    const stored = page.trades.filter((t) => tokens.has(t.token)).slice(0, SNAPSHOT_TRADES);
+    assert.deepEqual(ids, stored.map((t) => t.id).reverse());
     c.close();
   });
 });
