@@ -36,10 +36,15 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
-export async function createRuntime(ctx: Context): Promise<Runtime> {
+export interface RuntimeOptions {
+  /** The event log to use (a serving thread's read-only reader); default: the configured transport, topics ensured. */
+  log?: EventLog;
+}
+
+export async function createRuntime(ctx: Context, options: RuntimeOptions = {}): Promise<Runtime> {
   fs.mkdirSync(ctx.config.dataDir, { recursive: true });
-  const log = createEventLog(ctx);
-  await log.ensureTopics(ALL_TOPICS);
+  const log = options.log ?? createEventLog(ctx);
+  if (!options.log) await log.ensureTopics(ALL_TOPICS);
   const parts: Stoppable[] = [];
   let storeParts: { client: ClickHouseClient; store: SpotStore } | null = null;
   let keyStore: KeyStore | null = null;

@@ -1,0 +1,51 @@
+// The serving thread of `spot up`: the REST API and the stream edge on a worker thread of their
+// own, so requests and frames never queue behind ingest, decoding, aggregation or store writes on
+// the main thread. It reads the embedded log through a read-only connection (appends wake it
+// through the log's BroadcastChannel) and reaches chDB, which binds one data dir per process,
+// through the main thread's SQL endpoint on loopback (cold reads only: hot views are in this thread).
+import { parentPort, workerData } from 'node:worker_threads';
+import { ConfigError, type Config } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createEmbeddedLog, embeddedLogPath } from '../core/eventlog/index.ts';
+import { createLogger } from '../core/logger.ts';
+import { startApi, startEdge } from './roles.ts';
+import { createRuntime } from './runtime.ts';
+
+export interface ServingThreadData {
+  config: Config;
+}
+
+/** Messages the serving thread posts to the main thread. */
+export type ServingThreadMessage =
+  | { type: 'ready' }
+  | { type: 'failed'; message: string; variable?: string }
+  | { type: 'stopped' };
+
+const port = parentPort!;
+const { config } = workerData as ServingThreadData;
+const ctx = createContext(config, createLogger(config.logLevel, process.stderr).child({ thread: 'serving' }));
+const post = (message: ServingThreadMessage) => port.postMessage(message);
+
+const runtime = await createRuntime(ctx, {
+  log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true }),
+});
+port.on('message', (message: unknown) => {
+  if (message !== 'stop') return;
+  // Exits the thread once stopped: a handle some part left open must not hold the process's shutdown.
+  void runtime.stop().finally(() => {
+    post({ type: 'stopped' });
+    process.exit(0);
+  });
+});
+try {
+  await startApi(runtime);
+  await startEdge(runtime);
+  post({ type: 'ready' });
+} catch (error) {
+  await runtime.stop();
+  post(
+    error instanceof ConfigError
+      ? { type: 'failed', message: error.message.slice(error.variable.length + 2), variable: error.variable }
+      : { type: 'failed', message: (error as Error).stack ?? String(error) },
+  );
+}
