@@ -57,6 +57,25 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
+  soak: {
+    file: 'live.ts',
+    params: { mode: 'soak', rate: 2000, subscribers: 1000, restPerSecond: 200, durationSeconds: 600 },
+    quick: {
+      rate: 200,
+      subscribers: 20,
+      restPerSecond: 20,
+      durationSeconds: 8,
+      warmupSeconds: 8,
+      frameWindowSeconds: 2,
+    },
+    timeoutMs: 900_000,
+  },
+  idle: {
+    file: 'live.ts',
+    params: { mode: 'idle', rate: 200, subscribers: 0, restPerSecond: 0, durationSeconds: 60 },
+    quick: { durationSeconds: 5, warmupSeconds: 8 },
+    timeoutMs: 300_000,
+  },
   memory: {
     file: 'memory.ts',
     params: { tokens: 20_000 },

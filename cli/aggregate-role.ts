@@ -27,7 +27,13 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
   const { ctx, log } = runtime;
   const { store, client } = await runtime.store();
   if (log.kind !== 'kafka' || !ctx.config.kafkaBrokers) {
-    const aggregator = createAggregator(ctx, { log, store, name, snapshotEveryMs: ctx.config.aggregateSnapshotMs });
+    const aggregator = createAggregator(ctx, {
+      log,
+      store,
+      name,
+      snapshotEveryMs: ctx.config.aggregateSnapshotMs,
+      flushAfterMs: ctx.config.storeFlushMs,
+    });
     await aggregator.start();
     runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
     return;
@@ -45,6 +51,7 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
     store,
     name: instance,
     snapshotEveryMs: ctx.config.aggregateSnapshotMs,
+    flushAfterMs: ctx.config.storeFlushMs,
     partitioned: ownership.hooks,
   });
   await ownership.start();
