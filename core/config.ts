@@ -24,6 +24,8 @@ export interface Config {
   /** Swaps per second of event time in the simulator's warm-start history (default 0.5: 24 h ≈ 43 k swaps). */
   simHistoryRate: number;
   simChains: Chain[];
+  /** Simulator profile (SPOT_SIM_PROFILE): 'default' (light) or 'mainnet' (REALWORLD.md's figures). */
+  simProfile: 'default' | 'mainnet';
   /** Pinned simulator wall clock, Unix ms (reproducible runs and tests); null: the real clock. */
   simNow: number | null;
   /** Names this aggregator instance (its snapshot and input group); generated into the data dir when unset. */
@@ -59,6 +61,13 @@ function port(env: Env, name: string, fallback: number): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 0 || Number(raw) > 65535)
     throw new ConfigError(name, `must be a TCP port 0-65535, got "${raw}"`);
   return Number(raw);
+}
+
+function simProfile(env: Env): 'default' | 'mainnet' {
+  const raw = env.SPOT_SIM_PROFILE || 'default';
+  if (raw !== 'default' && raw !== 'mainnet')
+    throw new ConfigError('SPOT_SIM_PROFILE', `must be "default" or "mainnet", got "${raw}"`);
+  return raw;
 }
 
 function number(env: Env, name: string, fallback: number, min: number): number {
@@ -149,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     simWarmHours: number(env, 'SPOT_SIM_WARM_HOURS', 24, 0),
     simHistoryRate: number(env, 'SPOT_SIM_HISTORY_RATE', 0.5, 0),
     simChains,
+    simProfile: simProfile(env),
     simNow: env.SPOT_SIM_NOW ? number(env, 'SPOT_SIM_NOW', 0, 0) : null,
     aggregatorId: aggregatorId(env),
     aggregateSessionMs: number(env, 'SPOT_AGGREGATE_SESSION_MS', 10_000, 1000),
