@@ -84,9 +84,11 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
     stop() {
       stopping ??= (async () => {
         for (const part of [...parts].reverse()) {
+          const from = performance.now();
           try {
             await part.stop();
-            ctx.logger.debug({ part: part.name }, 'stopped');
+            // Per part, with its time: what a slow shutdown spent its seconds on.
+            ctx.logger.info({ part: part.name, ms: Math.round(performance.now() - from) }, 'stopped');
           } catch (error) {
             ctx.logger.error({ err: error, part: part.name }, 'stop failed');
           }

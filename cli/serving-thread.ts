@@ -3,6 +3,7 @@
 // the main thread. It reads the embedded log through a read-only connection (appends wake it
 // through the log's BroadcastChannel) and reaches chDB, which binds one data dir per process,
 // through the main thread's SQL endpoint on loopback (cold reads only: hot views are in this thread).
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError, type Config } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -25,6 +26,27 @@ const port = parentPort!;
 const { config } = workerData as ServingThreadData;
 const ctx = createContext(config, createLogger(config.logLevel, process.stderr).child({ thread: 'serving' }));
 const post = (message: ServingThreadMessage) => port.postMessage(message);
+
+/** How often the thread logs its event-loop delay and utilisation (what a request may wait behind). */
+const LOOP_REPORT_MS = 30_000;
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
+let lastUtilization = performance.eventLoopUtilization();
+const loopReport = setInterval(() => {
+  const utilization = performance.eventLoopUtilization(lastUtilization);
+  lastUtilization = performance.eventLoopUtilization();
+  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+  ctx.logger.info(
+    {
+      component: 'serving-loop',
+      delayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+      utilization: Math.round(utilization.utilization * 1000) / 1000,
+    },
+    'serving thread event loop',
+  );
+  loopDelay.reset();
+}, LOOP_REPORT_MS);
+loopReport.unref();
 
 const runtime = await createRuntime(ctx, {
   log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true }),

@@ -35,6 +35,10 @@ export interface SpotProcess {
   /** Rows of a query on the SQL endpoint (read-only analyst access). */
   query<T>(sql: string): Promise<T[]>;
   output(): string;
+  /** How long each part took to stop at the last shutdown (runtime.ts logs it at info), ms by part. */
+  stopTimes(): Record<string, number>;
+  /** The serving thread's event-loop reports so far (logged every 30 s at info). */
+  servingLoopReports(): Array<{ delayMs: { p50: number; p99: number; max: number }; utilization: number }>;
   /** SIGTERM; resolves with the exit code and the ms from the signal to the exit. */
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
 }
@@ -57,8 +61,21 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const loopReports: ReturnType<SpotProcess['servingLoopReports']> = [];
+  const stopTimes: Record<string, number> = {};
+  let partial = '';
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
+    const text = chunk.toString();
+    output = (output + text).slice(-20_000);
+    const lines = (partial + text).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      if (line.includes('"serving-loop"')) loopReports.push(JSON.parse(line));
+      else if (line.includes('"msg":"stopped"')) {
+        const { part, ms } = JSON.parse(line) as { part: string; ms: number };
+        stopTimes[part] = ms;
+      }
+    }
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
@@ -119,6 +136,8 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
         `SELECT chain, token FROM spot.trades GROUP BY chain, token ORDER BY count() DESC LIMIT ${limit}`,
       ),
     output: () => output,
+    servingLoopReports: () => loopReports,
+    stopTimes: () => stopTimes,
     async stop(timeoutMs = 30_000) {
       await client.close();
       if (child.exitCode !== null) return { ...(await exited), ms: 0 };

@@ -109,6 +109,7 @@ runScenarioMain<Params>(
       SPOT_SIM_RATE: String(params.rate),
       SPOT_SIM_WARM_HOURS: String(params.warmHours),
       SPOT_API_KEYS: keys.join(','),
+      SPOT_LOG_LEVEL: 'info', // the serving thread's event-loop reports
       ...(params.profile ? { SPOT_SIM_PROFILE: params.profile } : {}),
     });
     const startedAt = epochNow();
@@ -330,7 +331,13 @@ runScenarioMain<Params>(
               ]
             : []),
         ],
-        evidence: { threadShare, frameWindows, shutdown: stopped, lastMinute: lastMinute ?? null },
+        evidence: {
+          threadShare,
+          servingLoop: spot.servingLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization })),
+          frameWindows,
+          shutdown: { ...stopped, partsMs: spot.stopTimes() },
+          lastMinute: lastMinute ?? null,
+        },
       };
     } finally {
       rest?.stop();
