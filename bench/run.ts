@@ -64,8 +64,9 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
       rate: 200,
       subscribers: 20,
       restPerSecond: 20,
-      durationSeconds: 8,
-      warmupSeconds: 8,
+      durationSeconds: 12,
+      warmupSeconds: 6,
+      frameWindowEverySeconds: 3,
       frameWindowSeconds: 2,
     },
     timeoutMs: 900_000,
@@ -73,7 +74,7 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   idle: {
     file: 'live.ts',
     params: { mode: 'idle', rate: 200, subscribers: 0, restPerSecond: 0, durationSeconds: 60 },
-    quick: { durationSeconds: 5, warmupSeconds: 8 },
+    quick: { durationSeconds: 4, warmupSeconds: 4 },
     timeoutMs: 300_000,
   },
   memory: {

@@ -95,7 +95,8 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
       throw new Error(`spot up exited during start-up (code ${code}):\n${output.slice(-3000)}`);
     }),
   ]);
-  const client = createClient({ url: sql });
+  // Long: under load a count waits behind the store's inserts on the main thread's chDB.
+  const client = createClient({ url: sql, request_timeout: 120_000 });
   const query = async <T>(text: string) =>
     (await (await client.query({ query: text, format: 'JSONEachRow' })).json()) as T[];
 
