@@ -81,6 +81,11 @@ function startRestLoad(base: string, authorization: string, paths: string[], per
   };
 }
 
+/** push(...from) overflows the stack past ~100k items: a window of 1,000 subscribers' frames is more. */
+function append(into: number[], from: readonly number[]): void {
+  for (const value of from) into.push(value);
+}
+
 const mib = (bytes: number) => round(bytes / 2 ** 20, 1);
 
 runScenarioMain<Params>(
@@ -188,7 +193,7 @@ runScenarioMain<Params>(
         const minute = Math.floor((sample.at - startedAt) / 60_000);
         if (minute > 0 && rssByMinute[`minute${minute}`] === undefined)
           rssByMinute[`minute${minute}`] = mib(sample.rssBytes);
-        restLatencies.push(...rest.take().taken);
+        append(restLatencies, rest.take().taken);
         const now = epochNow();
         if (clients.length > 0 && now >= nextWindow && now + (params.frameWindowSeconds + 2) * 1000 < endAt) {
           nextWindow = now + params.frameWindowEverySeconds * 1000;
@@ -202,10 +207,10 @@ runScenarioMain<Params>(
           swapSeenAt.clear();
           const window: number[] = [];
           for (const result of await Promise.all(clients.map((c) => c.latencySamples(sent))))
-            window.push(...result.samples);
+            append(window, result.samples);
           const summary = summarize(window);
           frameWindows.push({ p50: round(summary.p50), p99: round(summary.p99), matched: window.length });
-          frameLatencies.push(...window);
+          append(frameLatencies, window);
         }
       }
       const measureTo = samples[samples.length - 1]!;
@@ -218,7 +223,7 @@ runScenarioMain<Params>(
       }
       const tradesTo = await countTrades();
       const restTotals = rest.take();
-      restLatencies.push(...restTotals.taken);
+      append(restLatencies, restTotals.taken);
       rest.stop();
       for (const c of clients) await c.close();
       clients.length = 0;
