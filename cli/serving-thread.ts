@@ -48,9 +48,11 @@ const loopReport = setInterval(() => {
 }, LOOP_REPORT_MS);
 loopReport.unref();
 
-const runtime = await createRuntime(ctx, {
-  log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true }),
-});
+// On Kafka the thread is one more client of the cluster; embedded, a read-only reader of the file.
+const runtime = await createRuntime(
+  ctx,
+  config.kafkaBrokers ? {} : { log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true }) },
+);
 port.on('message', (message: unknown) => {
   if (message !== 'stop') return;
   // Exits the thread once stopped: a handle some part left open must not hold the process's shutdown.
