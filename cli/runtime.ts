@@ -96,8 +96,14 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
         keyStore?.close();
         limiters?.key.stop();
         limiters?.ip.stop();
+        const closing = performance.now();
         if (storeParts) await storeParts.store.close();
+        const logClosing = performance.now();
         await log.close();
+        ctx.logger.info(
+          { storeMs: Math.round(logClosing - closing), logMs: Math.round(performance.now() - logClosing) },
+          'store and event log closed',
+        );
       })();
       return stopping;
     },

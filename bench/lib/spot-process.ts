@@ -74,6 +74,9 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
       else if (line.includes('"msg":"stopped"')) {
         const { part, ms } = JSON.parse(line) as { part: string; ms: number };
         stopTimes[part] = ms;
+      } else if (line.includes('"msg":"store and event log closed"')) {
+        const { storeMs, logMs } = JSON.parse(line) as { storeMs: number; logMs: number };
+        Object.assign(stopTimes, { 'store close': storeMs, 'log close': logMs });
       }
     }
   };
