@@ -70,6 +70,26 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     quick: { minutes: 0.5, rate: 50 },
     timeoutMs: 240_000,
   },
+  soak: {
+    file: 'live.ts',
+    params: { mode: 'soak', rate: 2000, subscribers: 1000, restPerSecond: 200, durationSeconds: 600 },
+    quick: {
+      rate: 200,
+      subscribers: 20,
+      restPerSecond: 20,
+      durationSeconds: 12,
+      warmupSeconds: 6,
+      frameWindowEverySeconds: 3,
+      frameWindowSeconds: 2,
+    },
+    timeoutMs: 900_000,
+  },
+  idle: {
+    file: 'live.ts',
+    params: { mode: 'idle', rate: 200, subscribers: 0, restPerSecond: 0, durationSeconds: 60 },
+    quick: { durationSeconds: 4, warmupSeconds: 4 },
+    timeoutMs: 300_000,
+  },
   memory: {
     file: 'memory.ts',
     params: { tokens: 20_000 },

@@ -34,6 +34,7 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
       name,
       snapshotEveryMs: ctx.config.aggregateSnapshotMs,
       evictedStore: createEvictedTokenStore(client),
+      flushAfterMs: ctx.config.storeFlushMs,
     });
     await aggregator.start();
     runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
@@ -52,6 +53,7 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
     store,
     name: instance,
     snapshotEveryMs: ctx.config.aggregateSnapshotMs,
+    flushAfterMs: ctx.config.storeFlushMs,
     partitioned: ownership.hooks,
   });
   await ownership.start();

@@ -8,15 +8,17 @@ import { createConsole } from '../query-api/console/console.ts';
 import { consoleSecret, createConsoleSessions } from '../query-api/console/sessions.ts';
 import { consoleHost } from './console.ts';
 import { watchStartup } from './progress.ts';
-import { createSqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { createRuntime, waitForShutdown, type Runtime } from './runtime.ts';
 import { listenError, probePort } from './errors.ts';
 import { ConfigError } from '../core/config.ts';
 import { startIngest } from './ingest-role.ts';
 import { startAggregator } from './aggregate-role.ts';
 
-export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
+/** Starts the SQL endpoint; resolves with the port it listens on. */
+export async function startSqlEndpoint(runtime: Runtime): Promise<number> {
   const { client } = await runtime.store();
+  // Imported here, not at the top: it loads chDB's engine, which the serving thread must not (see clickhouse/client.ts).
+  const { createSqlEndpoint } = await import('../clickhouse/sql-endpoint.ts');
   const endpoint = createSqlEndpoint(runtime.ctx, client);
   const { host, sqlPort } = runtime.ctx.config;
   const { port } = await endpoint.start().catch((error: unknown) => {
@@ -28,6 +30,7 @@ export async function startSqlEndpoint(runtime: Runtime): Promise<void> {
     { port },
     `ClickHouse SQL endpoint on http://${runtime.ctx.config.host}:${port} (read-only for analysts)`,
   );
+  return port;
 }
 
 export { startAggregator } from './aggregate-role.ts';

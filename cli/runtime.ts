@@ -1,5 +1,6 @@
 // Composition root: builds the parts a role needs from the factories and stops them in a fixed
 // order (stop intake, flush, commit, close), so a SIGINT or SIGTERM loses nothing.
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../core/context.ts';
@@ -25,7 +26,7 @@ export interface Stoppable {
 }
 
 /** Base URLs of what this process serves, filled as the roles start (the start-up banner). */
-interface Endpoints {
+export interface Endpoints {
   rest?: string;
   stream?: string;
   sql?: string;
@@ -51,10 +52,17 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
-export async function createRuntime(ctx: Context): Promise<Runtime> {
+export interface RuntimeOptions {
+  /** The event log to use (a serving thread's read-only reader); default: the configured transport, topics ensured. */
+  log?: EventLog;
+  /** Metrics of another thread of this process (the serving thread asks the main thread's) for /metrics. */
+  peerMetrics?: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+}
+
+export async function createRuntime(ctx: Context, options: RuntimeOptions = {}): Promise<Runtime> {
   fs.mkdirSync(ctx.config.dataDir, { recursive: true });
-  const log = createEventLog(ctx);
-  await log.ensureTopics(ALL_TOPICS);
+  const log = options.log ?? createEventLog(ctx);
+  if (!options.log) await log.ensureTopics(ALL_TOPICS);
   const parts: Stoppable[] = [];
   let storeParts: { client: ClickHouseClient; store: SpotStore } | null = null;
   let keyStore: KeyStore | null = null;
@@ -94,7 +102,11 @@ export async function createRuntime(ctx: Context): Promise<Runtime> {
       return limiters;
     },
     ops() {
-      ops ??= createOps(ctx, { log, store: () => storeParts?.store ?? null });
+      ops ??= createOps(ctx, {
+        log,
+        store: () => storeParts?.store ?? null,
+        ...(options.peerMetrics ? { peerMetrics: options.peerMetrics } : {}),
+      });
       return ops;
     },
     async serveMetricsPort() {
@@ -106,9 +118,11 @@ export async function createRuntime(ctx: Context): Promise<Runtime> {
     stop() {
       stopping ??= (async () => {
         for (const part of [...parts].reverse()) {
+          const from = performance.now();
           try {
             await part.stop();
-            ctx.logger.debug({ part: part.name }, 'stopped');
+            // Per part, with its time: what a slow shutdown spent its seconds on.
+            ctx.logger.info({ part: part.name, ms: Math.round(performance.now() - from) }, 'stopped');
           } catch (error) {
             ctx.logger.error({ err: error, part: part.name }, 'stop failed');
           }
@@ -116,8 +130,14 @@ export async function createRuntime(ctx: Context): Promise<Runtime> {
         keyStore?.close();
         limiters?.key.stop();
         limiters?.ip.stop();
+        const closing = performance.now();
         if (storeParts) await storeParts.store.close();
+        const logClosing = performance.now();
         await log.close();
+        ctx.logger.info(
+          { storeMs: Math.round(logClosing - closing), logMs: Math.round(performance.now() - logClosing) },
+          'store and event log closed',
+        );
       })();
       return stopping;
     },

@@ -1,17 +1,19 @@
 // `spot up`: every role in one process on the embedded default (or the configured transports).
+// REST and the stream edge run on a serving thread of their own; ingest, aggregation and the
+// store on the main thread.
 import type { Context } from '../core/context.ts';
-import { runRole, startAggregator, startApi, startEdge, startSqlEndpoint } from './roles.ts';
+import { runRole, startAggregator, startSqlEndpoint } from './roles.ts';
 import { startIngest } from './ingest-role.ts';
 import { printBanner } from './banner.ts';
 import { watchStartup } from './progress.ts';
+import { startServingThread } from './serving-role.ts';
 
 export function upCommand(ctx: Context): Promise<number> {
   return runRole(ctx, async (runtime) => {
     // Readers first, intake last: nothing produced is waiting on a reader that is not there.
-    await startSqlEndpoint(runtime);
+    const sqlPort = await startSqlEndpoint(runtime);
     await startAggregator(runtime);
-    const api = await startApi(runtime);
-    await startEdge(runtime, api.views);
+    await startServingThread(runtime, sqlPort);
     await startIngest(runtime);
     if (ctx.config.apiKeys.length === 0) {
       ctx.logger.warn('no API key registered: create one with `spot keys create` or start with SPOT_API_KEYS=<key>');

@@ -4,7 +4,8 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import { ClickHouseError, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection, type ChdbConnection } from 'chdb/connection';
+import { createRequire } from 'node:module';
+import type { ChdbConnection } from 'chdb/connection';
 import type { Context } from '../core/context.ts';
 import { StoreBusyError, StoreUnavailableError } from '../core/errors.ts';
 
@@ -23,6 +24,15 @@ let openChdbClients = 0;
 /** The chDB connection behind a client, for the zero-copy raw insert. */
 const chdbConnections = new WeakMap<ClickHouseClient, ChdbConnection>();
 
+/**
+ * chDB's native engine is loaded on first use, not on import: a worker thread that imports this
+ * module but talks HTTP (`spot up`'s serving thread) must not load it, as its exit would tear
+ * down the engine the main thread uses (measured: the main thread's next query never returns).
+ */
+function loadChdb(): typeof import('chdb/connection') {
+  return createRequire(import.meta.url)('chdb/connection');
+}
+
 function chdbClient(ctx: Context): ClickHouseClient {
   const dataPath = chdbDataPath(ctx);
   if (boundChdbPath !== null && boundChdbPath !== dataPath && openChdbClients > 0) {
@@ -31,7 +41,7 @@ function chdbClient(ctx: Context): ClickHouseClient {
   fs.mkdirSync(dataPath, { recursive: true });
   let connection: ChdbConnection;
   try {
-    connection = createChdbConnection({ path: dataPath });
+    connection = loadChdb().createChdbConnection({ path: dataPath });
   } catch (error) {
     // chDB refuses a data dir whose lock another process holds (a running `spot up`).
     if ((error as { code?: unknown }).code === 'CHDB_CONNECTION') throw new StoreBusyError(dataPath, { cause: error });

@@ -4,6 +4,7 @@
 // answered before the API's middleware. docs/operations.md documents the semantics.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Context } from '../core/context.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 
@@ -28,13 +29,18 @@ export interface OpsDeps {
   log: EventLog;
   /** The store when this process holds one; null: readiness does not check a store. */
   store: () => { ping(): Promise<boolean> } | null;
+  /**
+   * Another thread's metrics (the serving thread asks the main thread's): /metrics merges them with
+   * this thread's; the peer collects the process-wide metrics, this thread does not repeat them.
+   */
+  peerMetrics?: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function createOps(ctx: Context, deps: OpsDeps): Ops {
   const { metrics } = ctx;
-  metrics.collectProcessMetrics();
+  if (!deps.peerMetrics) metrics.collectProcessMetrics();
   const maxLag = ctx.config.readyMaxLag;
 
   /** Lag per group and topic of the partitions each group has reported; sets the lag gauge. */
@@ -85,7 +91,11 @@ export function createOps(ctx: Context, deps: OpsDeps): Ops {
       return { status: state.ready ? 200 : 503, contentType: JSON_TYPE, body: JSON.stringify(state) };
     }
     await refreshLag().catch((error) => ctx.logger.warn({ err: error }, 'consumer lag not measured'));
-    return { status: 200, contentType: metrics.registry.contentType, body: await metrics.expose() };
+    if (!deps.peerMetrics)
+      return { status: 200, contentType: metrics.registry.contentType, body: await metrics.expose() };
+    const [own, peer] = await Promise.all([metrics.registry.getMetricsAsJSON(), deps.peerMetrics()]);
+    const merged = AggregatorRegistry.aggregate([own, peer]);
+    return { status: 200, contentType: merged.contentType, body: await merged.metrics() };
   }
 
   return {

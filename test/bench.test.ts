@@ -12,7 +12,7 @@ import type { BenchReport } from '../bench/report.ts';
 import { kcatAvailable } from './helpers/kafka-mock.ts';
 
 describe('bench harness (spot bench --quick)', function () {
-  this.timeout(180_000);
+  this.timeout(300_000); // soak and idle each start a spot up child
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-bench-test-'));
   after(() => fs.rmSync(out, { recursive: true, force: true }));
 

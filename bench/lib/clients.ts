@@ -23,6 +23,8 @@ export interface Clients {
   stats(): Promise<ClientStats>;
   reset(): Promise<void>;
   latency(sent: Array<[string, number]>): Promise<{ frames: number; matched: number; summary: LatencySummary }>;
+  /** As latency(), with every matched frame's ms (a bounded window's worth). */
+  latencySamples(sent: Array<[string, number]>): Promise<{ frames: number; matched: number; samples: number[] }>;
   /** Polls until `frames` arrived or nothing new came for `quietMs`; returns the last stats. */
   waitFrames(frames: number, quietMs: number, timeoutMs: number): Promise<ClientStats>;
   close(): Promise<void>;
@@ -77,6 +79,7 @@ export async function startClients(options: ClientOptions): Promise<Clients> {
       await request('reset');
     },
     latency: (sent) => request('latency', { sent }),
+    latencySamples: (sent) => request('latency', { sent, samples: true }),
     async waitFrames(frames, quietMs, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       let last = (await request('stats')) as ClientStats;

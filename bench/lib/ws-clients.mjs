@@ -1,7 +1,7 @@
 // Child process holding the benchmark's WebSocket subscribers (a `ws` client per connection), so
 // receiving frames never shares an event loop with the server under test. Driven over IPC:
 //   argv[2]: {url, authorization?, connections, subscribe: string[] (frame i % n goes to connection i), recordIds}
-//   parent → {type:'stats'} | {type:'latency', sent: [id, epochMs][], since?} | {type:'reset'} | {type:'close'}
+//   parent → {type:'stats'} | {type:'latency', sent: [id, epochMs][], samples?} | {type:'reset'} | {type:'close'}
 //   child  → {type:'ready', connections} | {type:'stats', ...} | {type:'latency', ...} | {type:'error', message}
 // Plain JavaScript so it starts without the TypeScript loader; params are ClientOptions (clients.ts).
 import WebSocket from 'ws';
@@ -99,7 +99,13 @@ process.on('message', (raw) => {
       const t0 = sentAt.get(ids[i]);
       if (t0 !== undefined) samples.push(arrivals[i] - t0);
     }
-    send({ type: 'latency', frames, matched: samples.length, summary: summarize(samples) });
+    send({
+      type: 'latency',
+      frames,
+      matched: samples.length,
+      summary: summarize(samples),
+      ...(message.samples ? { samples } : {}),
+    });
   } else if (message.type === 'close') {
     for (const ws of sockets) ws.terminate();
     process.exit(0);

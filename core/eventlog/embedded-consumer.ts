@@ -8,7 +8,7 @@
 // committed() is read or the consumer stops.
 import type { Logger } from '../logger.ts';
 import type { Batch, Consumer, ConsumerOptions, TopicPartition } from './types.ts';
-import type { EmbeddedStore, TopicMeta } from './embedded-store.ts';
+import type { CommitPosition, EmbeddedStore, TopicMeta } from './embedded-store.ts';
 import type { Notifier } from './notifier.ts';
 
 const DEFAULT_MAX_BATCH = 1000;
@@ -89,8 +89,8 @@ export interface EmbeddedConsumerDeps {
   notifier: Notifier;
   coordinator: GroupCoordinator;
   logger: Logger;
-  /** Sleep between empty polls; catches producers in other processes. */
-  pollMs: number;
+  /** Sleep between empty polls, for producers in other processes; undefined: sleep until notified. */
+  pollMs?: number;
   topicFor(name: string): TopicMeta;
 }
 
@@ -119,11 +119,8 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
   const metaOf = (name: string) => topics.find((t) => t.name === name) ?? deps.topicFor(name);
 
   /** Positions after batches whose handler resolved, not yet written; by `topic/partition`. */
-  const uncommitted = new Map<string, { meta: TopicMeta; partition: number; offset: number }>();
+  const uncommitted = new Map<string, CommitPosition>();
   let lastCommitAt = 0;
-  const commitAll = store.db.transaction((positions: Array<{ meta: TopicMeta; partition: number; offset: number }>) => {
-    for (const p of positions) store.commit(options.group, p.meta, p.partition, p.offset);
-  });
   let idleCommit: ReturnType<typeof setTimeout> | null = null;
   function commitPending(): void {
     if (idleCommit) {
@@ -134,7 +131,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
     if (uncommitted.size === 0) return;
     const positions = [...uncommitted.values()];
     uncommitted.clear();
-    commitAll(positions);
+    store.commitMany(options.group, positions);
   }
   /** Idle with positions not yet written: they are written COMMIT_EVERY_MS after the last commit. */
   function commitLater(): void {

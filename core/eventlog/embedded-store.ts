@@ -163,6 +163,12 @@ interface CompactedRow {
 
 export type EmbeddedStore = ReturnType<typeof openStore>;
 
+export interface CommitPosition {
+  meta: TopicMeta;
+  partition: number;
+  offset: number;
+}
+
 export function openStore(options: StoreOptions) {
   if (!options.readonly) fs.mkdirSync(path.dirname(options.path), { recursive: true });
   const db = new Database(options.path, {
@@ -227,6 +233,14 @@ export function openStore(options: StoreOptions) {
     ),
   };
 
+  // A read-only instance (a reader thread or process) keeps its groups' offsets in memory: its
+  // groups are its own and start anew with it, and the file is not its to write.
+  const memoryOffsets = options.readonly ? new Map<string, Map<number, number>>() : null;
+  const offsetsKey = (group: string, topic: TopicMeta) => `${group}\u0000${topic.id}`;
+  const commitMany = db.transaction((group: string, positions: CommitPosition[]) => {
+    for (const p of positions) sql.commit.run(group, p.meta.id, p.partition, p.offset);
+  });
+
   const topics = new Map<string, TopicMeta>();
   // murmur2 over a key's UTF-8 bytes on every message adds up; the same token keys recur.
   const partitionMemo = new Map<number, Map<string, number>>();
@@ -244,6 +258,15 @@ export function openStore(options: StoreOptions) {
   const checkpointer = options.readonly
     ? null
     : createCheckpointer(db, options.path, options.checkpointAfter ?? CHECKPOINT_AFTER);
+
+  function commitInMemory(group: string, positions: CommitPosition[]): void {
+    for (const p of positions) {
+      const key = offsetsKey(group, p.meta);
+      let offsets = memoryOffsets!.get(key);
+      if (!offsets) memoryOffsets!.set(key, (offsets = new Map()));
+      offsets.set(p.partition, p.offset);
+    }
+  }
 
   function lookup(name: string): TopicMeta | undefined {
     const cached = topics.get(name);
@@ -368,12 +391,19 @@ export function openStore(options: StoreOptions) {
       return (batch && firstRecordAtOrAfter(batch.layout, batch.base_offset, timestamp)) ?? end;
     },
     committed(group: string, topic: TopicMeta): Map<number, number> {
+      if (memoryOffsets) return new Map(memoryOffsets.get(offsetsKey(group, topic)));
       const offsets = new Map<number, number>();
       for (const row of sql.committed.all(group, topic.id)) offsets.set(row.partition, row.offset);
       return offsets;
     },
     commit(group: string, topic: TopicMeta, partition: number, offset: number): void {
+      if (memoryOffsets) return commitInMemory(group, [{ meta: topic, partition, offset }]);
       sql.commit.run(group, topic.id, partition, offset);
+    },
+    /** Several positions of one group in one transaction (each commit alone is a WAL write). */
+    commitMany(group: string, positions: CommitPosition[]): void {
+      if (memoryOffsets) return commitInMemory(group, positions);
+      commitMany(group, positions);
     },
     /**
      * Drops whole batches of a non-compacted topic appended longer than its retention ago. By

@@ -1,5 +1,7 @@
 // The embedded event log: Kafka's model (topics, keyed partitions, offsets, consumer groups,
-// compaction) on one SQLite file. One process writes the file; others may read it.
+// compaction) on one SQLite file. One process writes the file; others may read it. Consumers are
+// woken by appends (notifier.ts), also across the process's threads: no polling unless asked for.
+import path from 'node:path';
 import type { Context } from '../context.ts';
 import type { Consumer, EventLog, LogMessage, TopicSpec } from './types.ts';
 import { DEFAULT_PARTITIONS, openStore, type TopicMeta } from './embedded-store.ts';
@@ -9,11 +11,14 @@ import { createNotifier } from './notifier.ts';
 export interface EmbeddedLogOptions {
   /** The SQLite file, e.g. `<dataDir>/log/events.sqlite`. */
   path: string;
-  /** Open an existing file read-only (another process writes it): readToEnd and endOffsets work; produce and consumers (they commit) do not. */
+  /**
+   * Open an existing file read-only (another thread or process writes it): produce does not work;
+   * consumers do, with their groups' offsets kept in memory (groups that start anew with the reader).
+   */
   readonly?: boolean;
   /** 'normal' (default) survives a killed process; 'full' also survives an OS crash, at one fsync per produce. */
   synchronous?: 'normal' | 'full';
-  /** Fallback poll for messages written by other processes, ms (default 25). */
+  /** Poll for messages written by other processes, ms (default none: appends in this process wake consumers). */
   pollMs?: number;
   /** Appended key and value UTF-16 units between WAL checkpoints, which run on a worker thread (default 32 Mi). */
   checkpointAfter?: number;
@@ -26,7 +31,7 @@ const READ_CHUNK = 5000;
 export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): EventLog {
   const logger = ctx.logger.child({ component: 'eventlog', transport: 'embedded' });
   const store = openStore(options);
-  const notifier = createNotifier();
+  const notifier = createNotifier(`spot-eventlog:${path.resolve(options.path)}`);
   const coordinator = createGroupCoordinator();
   const consumers = new Set<Consumer>();
   let closed = false;
@@ -80,7 +85,7 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
 
     consumer(consumerOptions) {
       const consumer = createEmbeddedConsumer(
-        { store, notifier, coordinator, logger, pollMs: options.pollMs ?? 25, topicFor },
+        { store, notifier, coordinator, logger, topicFor, ...(options.pollMs ? { pollMs: options.pollMs } : {}) },
         consumerOptions,
       );
       consumers.add(consumer);
@@ -114,6 +119,7 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
       closed = true;
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
       if (retentionTimer) clearInterval(retentionTimer);
+      notifier.close();
       await store.close();
     },
   };

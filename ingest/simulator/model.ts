@@ -5,6 +5,7 @@ import type { Chain } from '../../core/chains.ts';
 import { createRandom, type Random } from './random.ts';
 import type { CurveState, PoolState } from './curves.ts';
 import { GRADUATION_DEX, newCurve, priceTrade, type Launchpad } from './venues.ts';
+import { launchChanceOf, SIM_PROFILES, type SimProfile, type SimProfileName } from './profiles.ts';
 
 export type { Launchpad } from './venues.ts';
 
@@ -187,6 +188,8 @@ export interface MarketOptions {
   startTime: number;
   addresses: AddressSource;
   walletsPerChain?: number;
+  /** How much of each thing the market makes (profiles.ts); default 'default'. */
+  profile?: SimProfileName | SimProfile;
 }
 
 interface ChainState {
@@ -205,8 +208,6 @@ interface ChainState {
   hotAt: number;
 }
 
-const MAX_ACTIVE_TOKENS = 400;
-
 export interface Market {
   /** Events up to (excluding) `until`, in event-time order; `rate` is swaps per second of event time. */
   advance(until: number, rate: number): SimEvent[];
@@ -219,7 +220,9 @@ export function createMarket(options: MarketOptions): Market {
   const states = new Map<Chain, ChainState>();
   const pending: SimEvent[] = [];
   let now = options.startTime;
-  const totalWeight = options.chains.reduce((sum, chain) => sum + PROFILES[chain].weight, 0);
+  const sim = typeof options.profile === 'object' ? options.profile : SIM_PROFILES[options.profile ?? 'default'];
+  const weightOf = (chain: Chain) => sim.chainWeights[chain];
+  const totalWeight = options.chains.reduce((sum, chain) => sum + weightOf(chain), 0);
 
   for (const chain of options.chains) {
     const profile = PROFILES[chain];
@@ -254,7 +257,7 @@ export function createMarket(options: MarketOptions): Market {
         name,
       });
     }
-    for (let i = 0; i < (options.walletsPerChain ?? 300); i++) createWallet(state, now, i);
+    for (let i = 0; i < (options.walletsPerChain ?? sim.wallets.initialPerChain); i++) createWallet(state, now, i);
     if (chain !== 'arc') {
       const nativeReserve = 20_000n * 10n ** BigInt(profile.nativeDecimals);
       const stableReserve = BigInt(Math.round(20_000 * profile.nativeUsd)) * 10n ** BigInt(profile.stableDecimals);
@@ -277,6 +280,10 @@ export function createMarket(options: MarketOptions): Market {
     if (random.chance(0.01)) labels.push('phishing');
     const wallet = { address: options.addresses.wallet(profile.chain, `w${index}-${state.txCounter}`), labels };
     state.wallets.push(wallet);
+    const activity = sim.wallets.activity;
+    // The oldest wallets beyond the cap (bots excepted) never trade again: dropped in one splice a quarter at a time.
+    if (activity && state.wallets.length > activity.max * 1.25)
+      state.wallets.splice(activity.bots, state.wallets.length - activity.max);
     if (labels.length > 0)
       pending.push({
         type: 'walletLabel',
@@ -347,10 +354,7 @@ export function createMarket(options: MarketOptions): Market {
     const symbol = name.replace(/[^A-Z]/g, '') + (id % 100);
     const creator = createWallet(state, time - 1, 100_000 + id).address;
     const address = options.addresses.token(profile.chain, `${launchpad}/${id}`);
-    // Most launches die within minutes; a few run for hours, and a rare one gets a frenzy.
-    const runner = random.chance(0.08);
-    const frenzy = random.chance(0.04);
-    const halfLifeMs = runner || frenzy ? random.range(1, 6) * 3_600_000 : random.range(0.5, 8) * 60_000;
+    const { frenzy, halfLifeMs } = sim.lifetime(random);
     const launchPool = options.addresses.launchPool(profile.chain, launchpad, address, `${launchpad}/${id}`);
     const token: SimToken = {
       chain: profile.chain,
@@ -386,10 +390,10 @@ export function createMarket(options: MarketOptions): Market {
       token.poolDex = 'uniswap-v4';
     }
     state.tokens.push(token);
-    if (state.tokens.length > MAX_ACTIVE_TOKENS) {
+    if (state.tokens.length > sim.maxActiveTokens) {
       // The coldest tokens stop trading for good: forget them and their holders.
       state.tokens.sort((a, b) => hypeAt(b, time) - hypeAt(a, time));
-      for (const dropped of state.tokens.splice(MAX_ACTIVE_TOKENS)) state.holdings.delete(dropped.id);
+      for (const dropped of state.tokens.splice(sim.maxActiveTokens)) state.holdings.delete(dropped.id);
       state.hot = state.hot.filter((hot) => state.tokens.includes(hot));
     }
     pending.push({ type: 'launch', chain: profile.chain, time, tx: txSeed(state, 'launch'), token });
@@ -489,11 +493,23 @@ export function createMarket(options: MarketOptions): Market {
     state.hotAt = time;
   }
 
-  function step(state: ChainState, time: number): void {
+  /** Who trades: uniformly any wallet, or (a power-law profile) a bot or a recent wallet. */
+  function pickTrader(state: ChainState): string {
+    const { random, wallets } = state;
+    const activity = sim.wallets.activity;
+    if (!activity || wallets.length <= activity.bots) return random.pick(wallets).address;
+    if (random.chance(activity.botShare))
+      return wallets[Math.floor(activity.bots * random.next() ** activity.skew)]!.address;
+    const window = Math.min(activity.recentWindow, wallets.length - activity.bots);
+    return wallets[wallets.length - 1 - Math.floor(window * random.next() ** activity.skew)]!.address;
+  }
+
+  function step(state: ChainState, time: number, chainRate: number): void {
     const { random } = state;
     if (state.reference && random.chance(0.06)) return referenceSwap(state, time);
-    if (random.chance(0.004) || state.tokens.length < 5) return launch(state, time);
-    if (random.chance(0.002)) {
+    const launchChance = launchChanceOf(sim, state.profile.chain, chainRate);
+    if (random.chance(launchChance) || state.tokens.length < 5) return launch(state, time);
+    if (random.chance(sim.wallets.newChance)) {
       createWallet(state, time, state.wallets.length);
       return;
     }
@@ -514,7 +530,7 @@ export function createMarket(options: MarketOptions): Market {
     // Momentum: hyped tokens see more buys; snipers pile into fresh launches.
     const buyProbability = Math.min(0.85, 0.42 + 0.08 * Math.log1p(hypeAt(best, time)) + (young ? 0.3 : 0));
     const side = random.chance(buyProbability) ? 'buy' : 'sell';
-    const trader = random.pick(state.wallets).address;
+    const trader = pickTrader(state);
     trade(state, best, time, side, trader);
     if (random.chance(0.01)) {
       best.hype += random.range(0.5, 4);
@@ -540,9 +556,9 @@ export function createMarket(options: MarketOptions): Market {
         for (const state of chainList) if (!next || state.nextAt < next.nextAt) next = state;
         if (!next || next.nextAt >= until) break;
         const time = Math.floor(next.nextAt);
-        step(next, time);
+        const chainRate = (rate * weightOf(next.profile.chain)) / totalWeight;
+        step(next, time, chainRate);
         out.push(...pending.splice(0));
-        const chainRate = (rate * next.profile.weight) / totalWeight;
         next.nextAt += (-Math.log(1 - next.random.next()) / chainRate) * 1000;
       }
       now = until;

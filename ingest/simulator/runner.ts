@@ -262,6 +262,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
         chains: options.chains,
         startTime: historyFrom,
         addresses: createAddressSource(runSeed),
+        profile: ctx.config.simProfile,
       });
       const pipeline = createSimulatorPipeline({ seed: runSeed, metrics: ctx.metrics, logger: ctx.logger });
       if (options.openNode) {

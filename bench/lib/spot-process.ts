@@ -1,0 +1,159 @@
+// A real `spot up` child process on a scenario's data dir, as a user starts it (bin/spot.js), with
+// its CPU and RSS read from /proc: the soak, idle-cost and shutdown scenarios measure the product,
+// not parts wired by hand.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from '@clickhouse/client';
+import { freePort, waitFor } from '../../test/helpers/ports.ts';
+import { epochNow } from './scenario.ts';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLOCK_TICKS_PER_SECOND = 100;
+export const BENCH_API_KEY = 'bench-soak-key-0001';
+
+export interface ProcessSample {
+  /** Epoch ms of the sample. */
+  at: number;
+  /** User + system CPU time of the whole process (every thread), ms. */
+  cpuMs: number;
+  rssBytes: number;
+}
+
+export interface SpotProcess {
+  child: ChildProcess;
+  http: string;
+  ws: string;
+  sql: string;
+  authorization: string;
+  sample(): ProcessSample;
+  /** CPU ms per thread name (comm: "node" is the main thread, chDB names its pools), summed over threads of one name. */
+  threadCpu(): Record<string, number>;
+  /** The most traded tokens so far, from the store through the SQL endpoint. */
+  topTokens(limit: number): Promise<Array<{ chain: string; token: string }>>;
+  /** Rows of a query on the SQL endpoint (read-only analyst access). */
+  query<T>(sql: string): Promise<T[]>;
+  output(): string;
+  /** How long each part took to stop at the last shutdown (runtime.ts logs it at info), ms by part. */
+  stopTimes(): Record<string, number>;
+  /** The serving thread's event-loop reports so far (logged every 30 s at info). */
+  servingLoopReports(): Array<{ delayMs: { p50: number; p99: number; max: number }; utilization: number }>;
+  /** SIGTERM; resolves with the exit code and the ms from the signal to the exit. */
+  stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
+}
+
+/** Starts `spot up` with `env` on `dataDir`; resolves once the REST API answers. */
+export async function startSpot(dataDir: string, env: Record<string, string>): Promise<SpotProcess> {
+  const [httpPort, wsPort, sqlPort] = [await freePort(), await freePort(), await freePort()];
+  let output = '';
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', path.join(REPO, 'bin', 'spot.js'), 'up'], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      SPOT_DATA_DIR: dataDir,
+      SPOT_HTTP_PORT: String(httpPort),
+      SPOT_WS_PORT: String(wsPort),
+      SPOT_SQL_PORT: String(sqlPort),
+      SPOT_API_KEYS: BENCH_API_KEY,
+      SPOT_LOG_LEVEL: process.env.SPOT_BENCH_LOG_LEVEL || 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const loopReports: ReturnType<SpotProcess['servingLoopReports']> = [];
+  const stopTimes: Record<string, number> = {};
+  let partial = '';
+  const keep = (chunk: Buffer) => {
+    const text = chunk.toString();
+    output = (output + text).slice(-20_000);
+    const lines = (partial + text).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      if (line.includes('"serving-loop"')) loopReports.push(JSON.parse(line));
+      else if (line.includes('"msg":"stopped"')) {
+        const { part, ms } = JSON.parse(line) as { part: string; ms: number };
+        stopTimes[part] = ms;
+      } else if (line.includes('"msg":"store and event log closed"')) {
+        const { storeMs, logMs } = JSON.parse(line) as { storeMs: number; logMs: number };
+        Object.assign(stopTimes, { 'store close': storeMs, 'log close': logMs });
+      }
+    }
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const http = `http://127.0.0.1:${httpPort}`;
+  const sql = `http://127.0.0.1:${sqlPort}`;
+  const ready = waitFor(
+    async () => ((await fetch(`${http}/openapi.json`).catch(() => null))?.ok ? true : undefined),
+    120_000,
+    'spot up to serve REST',
+  );
+  await Promise.race([
+    ready,
+    exited.then(({ code }) => {
+      throw new Error(`spot up exited during start-up (code ${code}):\n${output.slice(-3000)}`);
+    }),
+  ]);
+  // Long: under load a count waits behind the store's inserts on the main thread's chDB.
+  const client = createClient({ url: sql, request_timeout: 120_000 });
+  const query = async <T>(text: string) =>
+    (await (await client.query({ query: text, format: 'JSONEachRow' })).json()) as T[];
+
+  return {
+    child,
+    http,
+    ws: `ws://127.0.0.1:${wsPort}/v1/stream`,
+    sql,
+    authorization: `Bearer ${BENCH_API_KEY}`,
+    sample() {
+      const stat = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces) start at index 2 = state.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      const rssPages = Number(fs.readFileSync(`/proc/${child.pid}/statm`, 'utf8').split(' ')[1]);
+      return { at: epochNow(), cpuMs: (ticks * 1000) / CLOCK_TICKS_PER_SECOND, rssBytes: rssPages * 4096 };
+    },
+    threadCpu() {
+      const byName: Record<string, number> = {};
+      for (const task of fs.readdirSync(`/proc/${child.pid}/task`)) {
+        let stat: string;
+        try {
+          stat = fs.readFileSync(`/proc/${child.pid}/task/${task}/stat`, 'utf8');
+        } catch {
+          continue; // the thread ended between the listing and the read
+        }
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+        const key = task === String(child.pid) ? 'main (node)' : name;
+        byName[key] = (byName[key] ?? 0) + ms;
+      }
+      return byName;
+    },
+    query,
+    topTokens: (limit) =>
+      query<{ chain: string; token: string }>(
+        `SELECT chain, token FROM spot.trades GROUP BY chain, token ORDER BY count() DESC LIMIT ${limit}`,
+      ),
+    output: () => output,
+    servingLoopReports: () => loopReports,
+    stopTimes: () => stopTimes,
+    async stop(timeoutMs = 30_000) {
+      await client.close();
+      if (child.exitCode !== null) return { ...(await exited), ms: 0 };
+      const from = epochNow();
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return { ...result, ms: epochNow() - from };
+    },
+  };
+}
+
+/** Share of one core between two samples (1 = a whole core). */
+export const coreShare = (a: ProcessSample, b: ProcessSample) => (b.cpuMs - a.cpuMs) / (b.at - a.at);

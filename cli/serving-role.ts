@@ -1,0 +1,74 @@
+// Runs the REST API and the stream edge on a worker thread of their own (serving-thread.ts), so
+// serving never waits behind ingest, aggregation or store writes on the main thread.
+import { Worker } from 'node:worker_threads';
+import { writerUrl } from '../clickhouse/sql-auth.ts';
+import { ConfigError } from '../core/config.ts';
+import type { Runtime } from './runtime.ts';
+import type { MainThreadMessage, ServingThreadData, ServingThreadMessage } from './serving-thread.ts';
+
+/** How long a stopping serving thread may take to close its servers and readers. */
+const STOP_TIMEOUT_MS = 5000;
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * `sqlPort`: the port of this process's SQL endpoint; the thread reaches chDB through it (chDB
+ * binds one data dir per process). With a ClickHouse server configured, the thread uses that.
+ */
+export async function startServingThread(runtime: Runtime, sqlPort: number): Promise<void> {
+  const { ctx } = runtime;
+  const host = WILDCARD_HOSTS.has(ctx.config.host) ? '127.0.0.1' : ctx.config.host;
+  const clickhouseUrl = ctx.config.clickhouseUrl ?? writerUrl({ ...ctx, config: { ...ctx.config, host } }, sqlPort);
+  const data: ServingThreadData = { config: { ...ctx.config, clickhouseUrl } };
+  const worker = new Worker(new URL('./serving-thread.mjs', import.meta.url), { workerData: data });
+  let stopped: Promise<void> | null = null;
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+
+  const started = new Promise<void>((resolve, reject) => {
+    const onMessage = (message: ServingThreadMessage) => {
+      if (message.type === 'ready') {
+        Object.assign(runtime.endpoints, message.endpoints);
+        resolve();
+      }
+      if (message.type === 'failed') {
+        reject(message.variable ? new ConfigError(message.variable, message.message) : new Error(message.message));
+      }
+    };
+    worker.on('message', onMessage);
+    worker.once('error', reject);
+    void exited.then((code) => reject(new Error(`the serving thread exited during start-up (code ${code})`)));
+  });
+  try {
+    await started;
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+
+  worker.on('message', (message: ServingThreadMessage) => {
+    if (message.type !== 'metrics-request') return;
+    void ctx.metrics.registry.getMetricsAsJSON().then((metrics) => {
+      const reply: MainThreadMessage = { type: 'metrics', id: message.id, metrics };
+      worker.postMessage(reply);
+    });
+  });
+  worker.on('error', (error) => ctx.logger.error({ err: error }, 'serving thread failed'));
+  void exited.then((code) => {
+    if (!stopped) ctx.logger.error({ code }, 'serving thread exited; REST and the stream are down');
+  });
+  runtime.add({
+    name: 'serving-thread',
+    stop() {
+      stopped ??= (async () => {
+        worker.postMessage('stop');
+        const timeout = setTimeout(() => {
+          ctx.logger.warn({ timeoutMs: STOP_TIMEOUT_MS }, 'serving thread did not stop in time; terminating it');
+          void worker.terminate();
+        }, STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timeout);
+      })();
+      return stopped;
+    },
+  });
+}

@@ -1,0 +1,102 @@
+// The serving thread of `spot up`: the REST API and the stream edge on a worker thread of their
+// own, so requests and frames never queue behind ingest, decoding, aggregation or store writes on
+// the main thread. It reads the embedded log through a read-only connection (appends wake it
+// through the log's BroadcastChannel) and reaches chDB, which binds one data dir per process,
+// through the main thread's SQL endpoint on loopback (cold reads only: hot views are in this thread).
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { parentPort, workerData } from 'node:worker_threads';
+import { ConfigError, type Config } from '../core/config.ts';
+import { createContext } from '../core/context.ts';
+import { createEmbeddedLog, embeddedLogPath } from '../core/eventlog/index.ts';
+import { createLogger } from '../core/logger.ts';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import { startApi, startEdge } from './roles.ts';
+import { createRuntime, type Endpoints } from './runtime.ts';
+
+export interface ServingThreadData {
+  config: Config;
+}
+
+/** Messages the serving thread posts to the main thread. */
+export type ServingThreadMessage =
+  | { type: 'ready'; endpoints: Endpoints }
+  | { type: 'failed'; message: string; variable?: string }
+  | { type: 'stopped' }
+  | { type: 'metrics-request'; id: number };
+
+/** Messages the main thread posts to the serving thread. */
+export type MainThreadMessage =
+  | 'stop'
+  | { type: 'metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
+
+const port = parentPort!;
+const { config } = workerData as ServingThreadData;
+const ctx = createContext(
+  config,
+  createLogger(config.logLevel, process.stderr, config.logFormat).child({ thread: 'serving' }),
+);
+const post = (message: ServingThreadMessage) => port.postMessage(message);
+
+/** How often the thread logs its event-loop delay and utilisation (what a request may wait behind). */
+const LOOP_REPORT_MS = 30_000;
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
+let lastUtilization = performance.eventLoopUtilization();
+const loopReport = setInterval(() => {
+  const utilization = performance.eventLoopUtilization(lastUtilization);
+  lastUtilization = performance.eventLoopUtilization();
+  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+  ctx.logger.info(
+    {
+      component: 'serving-loop',
+      delayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+      utilization: Math.round(utilization.utilization * 1000) / 1000,
+    },
+    'serving thread event loop',
+  );
+  loopDelay.reset();
+}, LOOP_REPORT_MS);
+loopReport.unref();
+
+// On Kafka the thread is one more client of the cluster; embedded, a read-only reader of the file.
+// /metrics on the REST and stream ports also shows the main thread's families (ingest, aggregator,
+// store): asked for over the thread's port, merged with this thread's (prom-client sums same labels).
+const pendingMetrics = new Map<number, (metrics: MetricObjectWithValues<MetricValue<string>>[]) => void>();
+let nextMetricsRequest = 0;
+const mainThreadMetrics = () =>
+  new Promise<MetricObjectWithValues<MetricValue<string>>[]>((resolve) => {
+    const id = nextMetricsRequest++;
+    pendingMetrics.set(id, resolve);
+    post({ type: 'metrics-request', id });
+  });
+const runtime = await createRuntime(ctx, {
+  ...(config.kafkaBrokers
+    ? {}
+    : { log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true }) }),
+  peerMetrics: mainThreadMetrics,
+});
+port.on('message', (message: MainThreadMessage) => {
+  if (typeof message === 'object' && message.type === 'metrics') {
+    pendingMetrics.get(message.id)?.(message.metrics);
+    pendingMetrics.delete(message.id);
+    return;
+  }
+  if (message !== 'stop') return;
+  // Exits the thread once stopped: a handle some part left open must not hold the process's shutdown.
+  void runtime.stop().finally(() => {
+    post({ type: 'stopped' });
+    process.exit(0);
+  });
+});
+try {
+  const api = await startApi(runtime);
+  await startEdge(runtime, api.views);
+  post({ type: 'ready', endpoints: runtime.endpoints });
+} catch (error) {
+  await runtime.stop();
+  post(
+    error instanceof ConfigError
+      ? { type: 'failed', message: error.message.slice(error.variable.length + 2), variable: error.variable }
+      : { type: 'failed', message: (error as Error).stack ?? String(error) },
+  );
+}

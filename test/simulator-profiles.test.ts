@@ -1,0 +1,61 @@
+// The mainnet simulator profile makes REALWORLD.md's shapes: chain shares, launches per day,
+// a power-law wallet population; the default profile keeps its light market.
+import assert from 'node:assert/strict';
+import { CHAINS } from '../core/chains.ts';
+import { createAddressSource } from '../ingest/simulator/addresses.ts';
+import { createMarket } from '../ingest/simulator/model.ts';
+import type { SimProfileName } from '../ingest/simulator/profiles.ts';
+
+const START = 1_780_000_000_000;
+
+function run(profile: SimProfileName, rate: number, minutes: number) {
+  const market = createMarket({
+    seed: '11',
+    chains: [...CHAINS],
+    startTime: START,
+    addresses: createAddressSource('11'),
+    profile,
+  });
+  const types = new Map<string, number>();
+  const byChain = new Map<string, number>();
+  const byWallet = new Map<string, number>();
+  for (let m = 1; m <= minutes; m++) {
+    for (const event of market.advance(START + m * 60_000, rate)) {
+      types.set(event.type, (types.get(event.type) ?? 0) + 1);
+      if (event.type !== 'trade') continue;
+      byChain.set(event.chain, (byChain.get(event.chain) ?? 0) + 1);
+      byWallet.set(event.trader, (byWallet.get(event.trader) ?? 0) + 1);
+    }
+  }
+  const trades = types.get('trade') ?? 0;
+  const perWallet = [...byWallet.values()].sort((a, b) => b - a);
+  const top = perWallet.slice(0, Math.ceil(perWallet.length / 100)).reduce((a, b) => a + b, 0);
+  return {
+    launchesPerDay: ((types.get('launch') ?? 0) * 1440) / minutes,
+    share: (chain: string) => (byChain.get(chain) ?? 0) / trades,
+    wallets: perWallet.length,
+    topPercentShare: top / trades,
+    medianPerWallet: perWallet[Math.floor(perWallet.length / 2)]!,
+  };
+}
+
+describe('simulator profiles', () => {
+  it('mainnet: chain shares, ~50k launches a day, a few wallets trade a lot and most a little', () => {
+    const mainnet = run('mainnet', 500, 10);
+    assert.ok(mainnet.share('solana') > 0.7 && mainnet.share('solana') < 0.85, `solana ${mainnet.share('solana')}`);
+    assert.ok(mainnet.share('arc') < 0.02);
+    assert.ok(
+      mainnet.launchesPerDay > 35_000 && mainnet.launchesPerDay < 65_000,
+      `${mainnet.launchesPerDay} launches/day`,
+    );
+    assert.ok(mainnet.topPercentShare > 0.2, `top 1 % of wallets trade ${mainnet.topPercentShare}`);
+    assert.ok(mainnet.medianPerWallet < 30, `median wallet trades ${mainnet.medianPerWallet} times`);
+  });
+
+  it('default: the light market (uniform wallets, launches by chance per step)', () => {
+    const light = run('default', 500, 10);
+    assert.ok(light.topPercentShare < 0.1, `top 1 % of wallets trade ${light.topPercentShare}`);
+    assert.ok(light.wallets < 5000, `${light.wallets} wallets`);
+    assert.ok(light.share('solana') > 0.4 && light.share('solana') < 0.5, `solana ${light.share('solana')}`);
+  });
+});
