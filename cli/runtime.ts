@@ -1,6 +1,5 @@
 // Composition root: builds the parts a role needs from the factories and stops them in a fixed
 // order (stop intake, flush, commit, close), so a SIGINT or SIGTERM loses nothing.
-import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../core/context.ts';
@@ -18,7 +17,7 @@ import { createClickHouseClient, type ClickHouseClient } from '../clickhouse/cli
 import { migrate } from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
-import { createOps, serveOps, type Ops } from '../query-api/ops-routes.ts';
+import { createOps, serveOps, type Ops, type OpsPeer } from '../query-api/ops-routes.ts';
 
 export interface Stoppable {
   name: string;
@@ -55,8 +54,8 @@ export interface Runtime {
 export interface RuntimeOptions {
   /** The event log to use (a serving thread's read-only reader); default: the configured transport, topics ensured. */
   log?: EventLog;
-  /** Metrics of another thread of this process (the serving thread asks the main thread's) for /metrics. */
-  peerMetrics?: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+  /** Another thread of this process whose metrics and readiness the ops endpoints include. */
+  opsPeer?: OpsPeer;
 }
 
 export async function createRuntime(ctx: Context, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -105,7 +104,7 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
       ops ??= createOps(ctx, {
         log,
         store: () => storeParts?.store ?? null,
-        ...(options.peerMetrics ? { peerMetrics: options.peerMetrics } : {}),
+        ...(options.opsPeer ? { peer: options.opsPeer } : {}),
       });
       return ops;
     },

@@ -45,10 +45,13 @@ export async function startServingThread(runtime: Runtime, sqlPort: number): Pro
     throw error;
   }
 
+  // The main thread's side of the ops endpoints the serving thread answers (its metrics, its readiness).
+  const ops = runtime.ops();
   worker.on('message', (message: ServingThreadMessage) => {
-    if (message.type !== 'metrics-request') return;
-    void ctx.metrics.registry.getMetricsAsJSON().then((metrics) => {
-      const reply: MainThreadMessage = { type: 'metrics', id: message.id, metrics };
+    if (message.type !== 'ops-request') return;
+    const answer = message.what === 'metrics' ? ctx.metrics.exposeJSON() : ops.readiness();
+    void answer.then((value) => {
+      const reply: MainThreadMessage = { type: 'ops-answer', id: message.id, answer: value };
       worker.postMessage(reply);
     });
   });

@@ -9,7 +9,7 @@ import { ConfigError, type Config } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createEmbeddedLog, embeddedLogPath } from '../core/eventlog/index.ts';
 import { createLogger } from '../core/logger.ts';
-import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import type { OpsPeer } from '../query-api/ops-routes.ts';
 import { startApi, startEdge } from './roles.ts';
 import { createRuntime, type Endpoints } from './runtime.ts';
 
@@ -22,12 +22,10 @@ export type ServingThreadMessage =
   | { type: 'ready'; endpoints: Endpoints }
   | { type: 'failed'; message: string; variable?: string }
   | { type: 'stopped' }
-  | { type: 'metrics-request'; id: number };
+  | { type: 'ops-request'; id: number; what: 'metrics' | 'readiness' };
 
-/** Messages the main thread posts to the serving thread. */
-export type MainThreadMessage =
-  | 'stop'
-  | { type: 'metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
+/** Messages the main thread posts to the serving thread: stop, or the answer to an ops request. */
+export type MainThreadMessage = 'stop' | { type: 'ops-answer'; id: number; answer: unknown };
 
 const port = parentPort!;
 const { config } = workerData as ServingThreadData;
@@ -59,26 +57,30 @@ const loopReport = setInterval(() => {
 loopReport.unref();
 
 // On Kafka the thread is one more client of the cluster; embedded, a read-only reader of the file.
-// /metrics on the REST and stream ports also shows the main thread's families (ingest, aggregator,
-// store): asked for over the thread's port, merged with this thread's (prom-client sums same labels).
-const pendingMetrics = new Map<number, (metrics: MetricObjectWithValues<MetricValue<string>>[]) => void>();
-let nextMetricsRequest = 0;
-const mainThreadMetrics = () =>
-  new Promise<MetricObjectWithValues<MetricValue<string>>[]>((resolve) => {
-    const id = nextMetricsRequest++;
-    pendingMetrics.set(id, resolve);
-    post({ type: 'metrics-request', id });
+// /metrics and /readyz on the REST and stream ports also cover the main thread (ingest, aggregator,
+// store): asked for over the thread's port and merged with this thread's own.
+const pendingOps = new Map<number, (answer: unknown) => void>();
+let nextOpsRequest = 0;
+const askMainThread = <T>(what: 'metrics' | 'readiness') =>
+  new Promise<T>((resolve) => {
+    const id = nextOpsRequest++;
+    pendingOps.set(id, resolve as (answer: unknown) => void);
+    post({ type: 'ops-request', id, what });
   });
+const opsPeer: OpsPeer = {
+  metrics: () => askMainThread('metrics'),
+  readiness: () => askMainThread('readiness'),
+};
 const runtime = await createRuntime(ctx, {
   ...(config.kafkaBrokers
     ? {}
     : { log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true }) }),
-  peerMetrics: mainThreadMetrics,
+  opsPeer,
 });
 port.on('message', (message: MainThreadMessage) => {
-  if (typeof message === 'object' && message.type === 'metrics') {
-    pendingMetrics.get(message.id)?.(message.metrics);
-    pendingMetrics.delete(message.id);
+  if (typeof message === 'object' && message.type === 'ops-answer') {
+    pendingOps.get(message.id)?.(message.answer);
+    pendingOps.delete(message.id);
     return;
   }
   if (message !== 'stop') return;

@@ -1,7 +1,15 @@
 // Metrics of one role: a prom-client registry carried in the context. The typed families below are
 // what /metrics exposes (docs/operations.md lists them); inc/set/get/snapshot keep the named
 // counters the code base reads for logs, hints and benchmarks, exported as one labelled family.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client';
 import type { Batch } from './eventlog/types.ts';
 
 /** Seconds buckets for request and write latencies: 0.5 ms to 10 s. */
@@ -132,6 +140,8 @@ export interface Metrics {
   collectProcessMetrics(): void;
   /** Prometheus text exposition of the registry. */
   expose(): Promise<string>;
+  /** The registry's metrics as JSON after the collectors ran (merged with another thread's by /metrics). */
+  exposeJSON(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
 export function createMetrics(): Metrics {
@@ -231,6 +241,10 @@ export function createMetrics(): Metrics {
     async expose() {
       for (const collect of collectors) collect();
       return registry.metrics();
+    },
+    async exposeJSON() {
+      for (const collect of collectors) collect();
+      return registry.getMetricsAsJSON();
     },
   };
 }

@@ -22,7 +22,7 @@ export interface Ops {
   /** The answer to an ops path, or null for any other path. */
   handle(method: string, path: string): Promise<OpsResponse> | null;
   /** Readiness with its reasons (the /readyz body). */
-  readiness(): Promise<{ ready: boolean; store: string; lag: Record<string, Record<string, number>>; maxLag: number }>;
+  readiness(): Promise<Readiness>;
 }
 
 export interface OpsDeps {
@@ -30,17 +30,29 @@ export interface OpsDeps {
   /** The store when this process holds one; null: readiness does not check a store. */
   store: () => { ping(): Promise<boolean> } | null;
   /**
-   * Another thread's metrics (the serving thread asks the main thread's): /metrics merges them with
-   * this thread's; the peer collects the process-wide metrics, this thread does not repeat them.
+   * Another thread of this process (the serving thread asks the main thread): /metrics merges its
+   * metrics with this thread's (the peer collects the process-wide ones), /readyz its readiness.
    */
-  peerMetrics?: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+  peer?: OpsPeer;
+}
+
+export interface Readiness {
+  ready: boolean;
+  store: string;
+  lag: Record<string, Record<string, number>>;
+  maxLag: number;
+}
+
+export interface OpsPeer {
+  metrics(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+  readiness(): Promise<Readiness>;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function createOps(ctx: Context, deps: OpsDeps): Ops {
   const { metrics } = ctx;
-  if (!deps.peerMetrics) metrics.collectProcessMetrics();
+  if (!deps.peer) metrics.collectProcessMetrics();
   const maxLag = ctx.config.readyMaxLag;
 
   /** Lag per group and topic of the partitions each group has reported; sets the lag gauge. */
@@ -77,11 +89,19 @@ export function createOps(ctx: Context, deps: OpsDeps): Ops {
     }
   }
 
-  async function readiness() {
+  async function readiness(): Promise<Readiness> {
     const [store, lag] = await Promise.all([storeState(), refreshLag().catch(() => null)]);
     const caughtUp =
       lag !== null && Object.values(lag).every((byTopic) => Object.values(byTopic).every((n) => n <= maxLag));
-    return { ready: store !== 'unreachable' && caughtUp, store, lag: lag ?? {}, maxLag };
+    const own = { ready: store !== 'unreachable' && caughtUp, store, lag: lag ?? {}, maxLag };
+    if (!deps.peer) return own;
+    const peer = await deps.peer.readiness();
+    return {
+      ready: own.ready && peer.ready,
+      store: own.store === 'unreachable' || peer.store === 'unreachable' ? 'unreachable' : own.store,
+      lag: { ...peer.lag, ...own.lag },
+      maxLag,
+    };
   }
 
   async function answer(path: string): Promise<OpsResponse> {
@@ -91,9 +111,8 @@ export function createOps(ctx: Context, deps: OpsDeps): Ops {
       return { status: state.ready ? 200 : 503, contentType: JSON_TYPE, body: JSON.stringify(state) };
     }
     await refreshLag().catch((error) => ctx.logger.warn({ err: error }, 'consumer lag not measured'));
-    if (!deps.peerMetrics)
-      return { status: 200, contentType: metrics.registry.contentType, body: await metrics.expose() };
-    const [own, peer] = await Promise.all([metrics.registry.getMetricsAsJSON(), deps.peerMetrics()]);
+    if (!deps.peer) return { status: 200, contentType: metrics.registry.contentType, body: await metrics.expose() };
+    const [own, peer] = await Promise.all([metrics.exposeJSON(), deps.peer.metrics()]);
     const merged = AggregatorRegistry.aggregate([own, peer]);
     return { status: 200, contentType: merged.contentType, body: await merged.metrics() };
   }

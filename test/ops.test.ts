@@ -179,6 +179,8 @@ describe('operations: spot up serves metrics and health', function () {
           const complete =
             FAMILIES.every((family) => new RegExp(`^# TYPE ${family} `, 'm').test(body)) &&
             (sample(body, 'spot_aggregator_messages_total') ?? 0) > 0 &&
+            // The store writes behind the topics, once per SPOT_STORE_FLUSH_MS.
+            /^spot_store_write_duration_seconds_count\{/m.test(body) &&
             (sample(body, 'spot_stream_connections') ?? 0) >= 1;
           return complete ? body : undefined;
         },
