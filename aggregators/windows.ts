@@ -135,21 +135,29 @@ function windowObject(s: Sums, ref: Dec | undefined, last: Dec | undefined): Sta
 /**
  * The trades of one granule [b, b + granularity), summed: the sums the windows add and remove,
  * and the time, seq and USD price of its first and last trade by (t, seq) (the price references).
+ * Those times are kept as ms after b: small integers, not one heap number more per bucket.
  */
 export interface TimeBucket extends Sums {
   b: number;
-  ft: number;
+  fo: number;
   fs: number;
   fp: Dec;
-  lt: number;
+  lo: number;
   ls: number;
   lp: Dec;
 }
 
 function bucketOf(r: TradeRec, b: number): TimeBucket {
-  const bucket: TimeBucket = { b, ft: r.t, fs: r.seq, fp: r.pu, lt: r.t, ls: r.seq, lp: r.pu, ...emptySums() };
+  const bucket: TimeBucket = { b, fo: r.t - b, fs: r.seq, fp: r.pu, lo: r.t - b, ls: r.seq, lp: r.pu, ...emptySums() };
   addTo(bucket, r);
   return bucket;
+}
+
+/** Moves a bucket's start back to the granule start b (its trades' times stay). */
+function rebase(bucket: TimeBucket, b: number): void {
+  bucket.fo += bucket.b - b;
+  bucket.lo += bucket.b - b;
+  bucket.b = b;
 }
 
 /** Adds bucket m's trades to a (an exact merge: sums add, the first and last trades kept). */
@@ -160,13 +168,17 @@ function mergeBucket(a: TimeBucket, m: TimeBucket): void {
   a.su += m.su;
   a.bc += m.bc;
   a.sc += m.sc;
-  if (m.ft < a.ft || (m.ft === a.ft && m.fs < a.fs)) {
-    a.ft = m.ft;
+  const af = a.b + a.fo,
+    mf = m.b + m.fo;
+  if (mf < af || (mf === af && m.fs < a.fs)) {
+    a.fo = mf - a.b;
     a.fs = m.fs;
     a.fp = m.fp;
   }
-  if (m.lt > a.lt || (m.lt === a.lt && m.ls > a.ls)) {
-    a.lt = m.lt;
+  const al = a.b + a.lo,
+    ml = m.b + m.lo;
+  if (ml > al || (ml === al && m.ls > a.ls)) {
+    a.lo = ml - a.b;
     a.ls = m.ls;
     a.lp = m.lp;
   }
@@ -220,7 +232,7 @@ function coarsen(buckets: TimeBucket[], from: number, to: number, g: number): bo
     const start = floorTo(bucket.b, g);
     if (kept > first && buckets[kept - 1]!.b === start) mergeBucket(buckets[kept - 1]!, bucket);
     else {
-      bucket.b = start;
+      rebase(bucket, start);
       buckets[kept++] = bucket;
     }
   }
@@ -272,7 +284,7 @@ export function insert(win: TradeWindow, rec: TradeRec): void {
 function addBucket(win: TradeWindow, bucket: TimeBucket): void {
   let level = 0;
   while (level + 1 < GRANULES.length && bucket.b < win.cuts[level + 1]!) level++;
-  bucket.b = floorTo(bucket.b, GRANULES[level]!);
+  rebase(bucket, floorTo(bucket.b, GRANULES[level]!));
   const { buckets } = win;
   const pos = lowerBound(buckets, bucket.b);
   const same = pos < buckets.length && buckets[pos]!.b === bucket.b;
@@ -307,7 +319,8 @@ export function windowFromTimeBuckets(old: {
   advance(win, old.t);
   for (const o of old.buckets) {
     const { t, fs, fp, ls, lp, bn, bu, sn, su, bc, sc } = o;
-    addBucket(win, { b: tradeSecond(t), ft: t, fs, fp, lt: t, ls, lp, bn, bu, sn, su, bc, sc });
+    const b = tradeSecond(t);
+    addBucket(win, { b, fo: t - b, fs, fp, lo: t - b, ls, lp, bn, bu, sn, su, bc, sc });
   }
   return win;
 }
@@ -328,7 +341,8 @@ export function windowStats(win: TradeWindow): Record<StatsWindow, StatsWindowOb
 /** Event time of the newest trade (-Infinity before the first). */
 export function lastTradeTime(win: TradeWindow): number {
   const { buckets } = win;
-  return buckets.length > 0 ? buckets[buckets.length - 1]!.lt : Number.NEGATIVE_INFINITY;
+  const newest = buckets[buckets.length - 1];
+  return newest ? newest.b + newest.lo : Number.NEGATIVE_INFINITY;
 }
 
 /** The earliest event time at which some window loses a bucket (Infinity when none can). */

@@ -284,6 +284,28 @@ describe('aggregator windows', () => {
     assert.deepEqual(windowStats(win), stats);
   });
 
+  it('orders the trades merged into a coarse bucket by time, then seq (late trades included)', () => {
+    const T0 = Date.UTC(2026, 0, 5);
+    const rec = (t: number, seq: number, price: number): TradeRec => {
+      const pu = fromInt(price);
+      return { t, seq, buy: seq % 2 === 0, pn: pu, pu, mn: pu, mu: pu, vn: ONE, vu: ONE };
+    };
+    const trades = [rec(T0 + 30_000, 1, 2), rec(T0 + 45_000, 2, 3), rec(T0 + 20 * 3_600_000, 3, 4)];
+    const win = newTradeWindow();
+    for (const r of trades) insert(win, r);
+    // Both early trades now lie in the 60 s granule at T0; a late one joins it before them, and
+    // another after them: the first is the window's reference, the last the 6h reference.
+    trades.push(rec(T0 + 10_000, 4, 5), rec(T0 + 50_000, 5, 7));
+    for (const r of trades.slice(3)) insert(win, r);
+    const sorted = sortRecs(trades);
+    assert.equal(win.buckets[0]!.bc + win.buckets[0]!.sc, 4);
+    const stats = statsAt(sorted, win.t);
+    assert.equal(stats['24h'].priceChangePct, '-20'); // 5 → 4
+    assert.equal(stats['6h'].priceChangePct, '-42.857142857142857142857142857143'); // 7 → 4
+    assert.deepEqual(windowStats(win), stats);
+    assert.deepEqual(stats, bruteStats(trades.map(asRow), win.t));
+  });
+
   it('a token trading several times a second for 24 h keeps a few thousand buckets, equal to statsAt', () => {
     const T0 = Date.UTC(2026, 0, 5, 0, 0, 0, 250);
     const win = newTradeWindow();
@@ -669,7 +691,7 @@ describe('aggregator state upgrade', () => {
     p.swap(swap(time - 1_500_000, 90, addr(0x31), 'buy', 10n ** 18n, 5n * 10n ** 15n), out); // late, in a 5 s granule
     const current = state.tokens.get(`${CHAIN}:${TOKEN}`)!;
     assert.ok(
-      current.win.buckets.some((b) => b.bc + b.sc > 1 && b.lt > b.ft),
+      current.win.buckets.some((b) => b.bc + b.sc > 1 && b.lo > b.fo),
       'some buckets merged several seconds',
     );
     // The version-2 window: one bucket per distinct event time, first and last trade by seq.
