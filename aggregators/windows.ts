@@ -148,9 +148,39 @@ export interface TimeBucket extends Sums {
 }
 
 function bucketOf(r: TradeRec, b: number): TimeBucket {
-  const bucket: TimeBucket = { b, fo: r.t - b, fs: r.seq, fp: r.pu, lo: r.t - b, ls: r.seq, lp: r.pu, ...emptySums() };
-  addTo(bucket, r);
-  return bucket;
+  // One literal with every field (no spread): one compact object shape for every bucket.
+  const o = r.t - b;
+  return r.buy
+    ? {
+        b,
+        fo: o,
+        fs: r.seq,
+        fp: r.pu,
+        lo: o,
+        ls: r.seq,
+        lp: r.pu,
+        bn: r.vn,
+        bu: r.vu,
+        sn: ZERO,
+        su: ZERO,
+        bc: 1,
+        sc: 0,
+      }
+    : {
+        b,
+        fo: o,
+        fs: r.seq,
+        fp: r.pu,
+        lo: o,
+        ls: r.seq,
+        lp: r.pu,
+        bn: ZERO,
+        bu: ZERO,
+        sn: r.vn,
+        su: r.vu,
+        bc: 0,
+        sc: 1,
+      };
 }
 
 /** Moves a bucket's start back to the granule start b (its trades' times stay). */
