@@ -21,8 +21,8 @@ import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/cand
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
 import { createProcessor } from '../aggregators/process.ts';
-import { ATTR, newState, type HolderRec, type TokenState } from '../aggregators/state.ts';
-import { upgradeToken } from '../aggregators/upgrade.ts';
+import { ATTR, STATE_VERSION, newState, type HolderRec, type TokenState } from '../aggregators/state.ts';
+import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
 import { bruteStats } from './fixtures/aggregator-brute.ts';
@@ -729,7 +729,10 @@ describe('aggregator state upgrade', () => {
       sums: [],
       t: current.win.t,
     };
-    const upgraded = upgradeToken(copy as unknown as TokenState);
+    // A version-2 snapshot (what readSnapshot reads) comes back as the current version.
+    const snapshot = v8.deserialize(v8.serialize({ ...state, version: 2, tokens: new Map([['k', copy]]) }));
+    const upgraded = upgradeState(snapshot)!.tokens.get('k')!;
     assert.deepEqual(upgraded.win, current.win);
+    assert.equal(upgradeState(snapshot)?.version, STATE_VERSION);
   });
 });
