@@ -20,7 +20,7 @@ const SECOND = 1000;
 /** Bucket granularities by age: level k holds granules of GRANULES[k] ms (each divides the next). */
 const GRANULES = [1_000, 5_000, 15_000, 60_000];
 /** The granularity each window's start is aligned to (that of the bucket region holding it). */
-export const WINDOW_GRANULE: Record<StatsWindow, number> = {
+const WINDOW_GRANULE: Record<StatsWindow, number> = {
   '5m': 1_000,
   '30m': 5_000,
   '1h': 5_000,
@@ -192,12 +192,7 @@ function rebase(bucket: TimeBucket, b: number): void {
 
 /** Adds bucket m's trades to a (an exact merge: sums add, the first and last trades kept). */
 function mergeBucket(a: TimeBucket, m: TimeBucket): void {
-  a.bn += m.bn;
-  a.bu += m.bu;
-  a.sn += m.sn;
-  a.su += m.su;
-  a.bc += m.bc;
-  a.sc += m.sc;
+  addSums(a, m);
   const af = a.b + a.fo,
     mf = m.b + m.fo;
   if (mf < af || (mf === af && m.fs < a.fs)) {
@@ -212,6 +207,15 @@ function mergeBucket(a: TimeBucket, m: TimeBucket): void {
     a.ls = m.ls;
     a.lp = m.lp;
   }
+}
+
+function addSums(s: Sums, b: Sums): void {
+  s.bn += b.bn;
+  s.bu += b.bu;
+  s.sn += b.sn;
+  s.su += b.su;
+  s.bc += b.bc;
+  s.sc += b.sc;
 }
 
 function removeBucket(s: Sums, b: TimeBucket): void {
@@ -271,7 +275,7 @@ function coarsen(buckets: TimeBucket[], from: number, to: number, g: number): bo
   return true;
 }
 
-/** Buckets dropped at once when this many lie before the 24h reference (a splice of a few thousand every hour). */
+/** Buckets dropped at once when this many lie before the 24h reference (one short splice per ~64 min). */
 const TRIM_AT = 64;
 
 /** Moves the stats time forward to t: windows lose the buckets before their start, aged buckets merge. */
@@ -325,15 +329,7 @@ function addBucket(win: TradeWindow, bucket: TimeBucket): void {
     // Before the window's start: its bucket sorts before the head (a new one moves the head past it).
     if (bucket.b < alignedStart(win.t, i)) {
       if (!same) win.heads[i]! += 1;
-    } else {
-      const sums = win.sums[i]!;
-      sums.bn += bucket.bn;
-      sums.bu += bucket.bu;
-      sums.sn += bucket.sn;
-      sums.su += bucket.su;
-      sums.bc += bucket.bc;
-      sums.sc += bucket.sc;
-    }
+    } else addSums(win.sums[i]!, bucket);
   }
 }
 
