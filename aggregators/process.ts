@@ -47,6 +47,7 @@ import {
   lastTradeTime,
   newTradeWindow,
   nextExpiry,
+  tradeSecond,
   type TradeRec,
 } from './windows.ts';
 import { clampPct, decTextOnce, unitsText } from './format.ts';
@@ -436,9 +437,9 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       t.mcapN = mcapN;
       t.mcapU = mcapU;
     }
-    // The new trade leaves its shortest window first; earlier bounds stay valid.
+    // The new trade leaves its shortest window first (by its second); earlier bounds stay valid.
     const tracked = activeOf(chain);
-    const bound = rec.t + WINDOW_MS['5m'];
+    const bound = tradeSecond(rec.t) + WINDOW_MS['5m'];
     const known = tracked.get(t);
     if (known === undefined || bound < known) tracked.set(t, bound);
 

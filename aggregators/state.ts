@@ -187,8 +187,9 @@ export type JournalEntry =
 /**
  * Version 2: windows from per-time buckets, closed candles of the late-trade horizon, a 10 min
  * dedupe horizon, wallet activity times, attribute bits in the CATEGORY layout.
+ * Version 3: window buckets coarsen with age (1 s, 5 s, 15 s, 60 s; windows.ts).
  */
-export const STATE_VERSION = 2;
+export const STATE_VERSION = 3;
 
 export interface AggregatorState {
   version: typeof STATE_VERSION;

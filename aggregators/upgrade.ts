@@ -1,9 +1,10 @@
 // Older state formats brought to the current one (snapshots and distributed durable token rows).
 // Version 1 kept every trade of 24 h per token (win.recs): its windows and recently closed candle
-// buckets are rebuilt from them.
+// buckets are rebuilt from them. Version 2 kept one window bucket per distinct event time: its
+// buckets are merged into the granules of their age.
 import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import { ATTR, STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
-import { advance, insert, newTradeWindow, type TradeRec } from './windows.ts';
+import { advance, insert, newTradeWindow, windowFromTimeBuckets, type TradeRec } from './windows.ts';
 import type { BaseGranularity } from '../clickhouse/types.ts';
 
 interface TokenStateV1 extends Omit<TokenState, 'win' | 'closedCandles'> {
@@ -26,9 +27,15 @@ function attrsV2(v1: number): number {
   return attrs;
 }
 
-/** A token state of any stored version as the current one (v1 is converted in place). */
-export function upgradeToken(token: TokenState | TokenStateV1): TokenState {
-  if ('closedCandles' in token) return token;
+type TokenStateV2 = Omit<TokenState, 'win'> & { win: Parameters<typeof windowFromTimeBuckets>[0] };
+
+/** A token state of any stored version as the current one (converted in place). */
+export function upgradeToken(token: TokenState | TokenStateV2 | TokenStateV1): TokenState {
+  if ('closedCandles' in token) {
+    const current = token as TokenState;
+    if (!('cuts' in token.win)) current.win = windowFromTimeBuckets(token.win);
+    return current;
+  }
   const old = token.win;
   const win = newTradeWindow();
   const open = newOpenBuckets();
@@ -50,7 +57,7 @@ export function upgradeToken(token: TokenState | TokenStateV1): TokenState {
 
 /** A snapshot of any known version as the current state; null for an unknown one. */
 export function upgradeState(state: { version?: unknown } | null): AggregatorState | null {
-  if (!state || (state.version !== 1 && state.version !== STATE_VERSION)) return null;
+  if (!state || (state.version !== 1 && state.version !== 2 && state.version !== STATE_VERSION)) return null;
   const s = state as AggregatorState;
   for (const [key, token] of s.tokens) s.tokens.set(key, upgradeToken(token));
   // Version 1 wallets carry no activity time: active as of their chain's watermark.

@@ -1,6 +1,7 @@
 // A token's aggregator state is bounded by event time, never by its trade count: two tokens trade
-// over the same hour, one 10× as often (1M trades), and their states stay the same size. The
-// size is the state's structural size (its v8 serialisation, what a snapshot stores).
+// over the same hour, one 10× as often (1M trades), and their states stay the same size; a token
+// trading every second all day keeps a few thousand window buckets. The size is the state's
+// structural size (its v8 serialisation, what a snapshot stores).
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import { tokenKey } from '../core/chains.ts';
@@ -100,8 +101,30 @@ describe('aggregator memory', function () {
     const quietBytes = v8.serialize(quietState).length;
     const busyBytes = v8.serialize(busyState).length;
     assert.ok(busyBytes < quietBytes * 1.1, `1M trades: ${busyBytes} B; 100k trades: ${quietBytes} B`);
-    // Per second of the 24 h window, not per trade.
+    // Per granule of the windows, not per trade.
     assert.ok(busyBytes < 2_000_000, `${busyBytes} B`);
+  });
+
+  it('a token trading every second for 25 h of event time keeps a few thousand window buckets', () => {
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    let out = newBatchOutput();
+    p.event(created(BUSY), '{}', out);
+    const token = () => state.tokens.get(tokenKey(CHAIN, BUSY))!;
+    let i = 0,
+      most = 0;
+    for (let s = 0; s < 25 * 3600; s++) {
+      for (let k = 0; k < 1 + (s % 2); k++) p.swap(swap(BUSY, T0 + s * 1000, i++), out);
+      most = Math.max(most, token().win.buckets.length);
+      if (s % 60 === 0) out = newBatchOutput();
+    }
+    // 1 s buckets for 5 min, 5 s to 1 h, 15 s to 6 h, 60 s to 24 h, and at most 64 older ones
+    // awaiting their trim: 305 + 663 + 1,205 + 1,082 + 64 (per-second buckets: 86,400).
+    assert.ok(most <= 3_320, `${most} buckets`);
+    const stats = buildToken(token(), state.wallets).stats;
+    assert.equal(stats['5m'].buyCount + stats['5m'].sellCount, 450); // 300 s, 1 or 2 trades each
+    const bytes = v8.serialize(token()).length;
+    assert.ok(bytes < 1_500_000, `${bytes} B`);
   });
 
   it('wallets that hold nothing, created nothing, carry no label and idle for 24 h are forgotten', () => {

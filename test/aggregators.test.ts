@@ -129,6 +129,8 @@ describe('aggregator (embedded log + chDB)', function () {
         (f) => recs[Math.min(recs.length - 1, Math.floor(f * recs.length))]!.t,
       );
       times.push(times[times.length - 1]! + 299_999, times[times.length - 1]! + 300_000, times[2]! + 1);
+      // Inside the 5 s, 15 s and 60 s granules of the aligned window starts.
+      times.push(times[3]! + 3_602_500, times[3]! + 21_607_500, times[1]! + 86_430_000);
       for (const t of times) assert.deepEqual(statsAt(recs, t), bruteStats(rows, t), `${address} at ${t}`);
     }
   });

@@ -1,6 +1,7 @@
 // Bytes of aggregator state (JS heap after a full GC, node --expose-gc) per active token and per
 // wallet, measured on the real processor fed synthetic swaps of real shape: tokens trading over
-// one hour of event time (a few trades, or ten times as many, each), then one-off wallets.
+// one hour of event time (a few trades, or ten times as many, each), tokens trading every second
+// for a day (the windows' bucket bound), then one-off wallets.
 import type { Context } from '../../core/context.ts';
 import type { RawSwap } from '../../core/topics.ts';
 import { createProcessor, newBatchOutput } from '../../aggregators/process.ts';
@@ -11,6 +12,8 @@ export interface StateSizeParams {
   /** Trades per token over the hour, for the two token stages. */
   fewTrades: number;
   manyTrades: number;
+  /** Tokens trading once a second for 24 h of event time. */
+  dayTokens: number;
   wallets: number;
 }
 
@@ -18,11 +21,14 @@ export interface StateSize {
   /** Heap bytes per token trading `fewTrades` and `manyTrades` times within the hour. */
   perTokenFew: number;
   perTokenMany: number;
+  /** Heap bytes per token trading every second for 24 h. */
+  perTokenDay: number;
   /** Heap bytes per one-off wallet: its facts and its holder record in the token it traded. */
   perWallet: number;
 }
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const T0 = Date.UTC(2026, 0, 5, 12);
 const WETH = '0x4200000000000000000000000000000000000006';
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
@@ -63,20 +69,20 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
   };
   const traders = Array.from({ length: 8 }, (_, i) => addr(0x5000 + i));
 
-  /** Heap bytes per token of `tokens` tokens trading `trades` times each, evenly over one hour. */
-  const tokenStage = (first: number, trades: number): number => {
+  /** Heap bytes per token of `tokens` tokens trading `trades` times each, evenly over `span` ms. */
+  const tokenStage = (first: number, tokens: number, trades: number, span = HOUR): number => {
     const state = newState();
     const p = createProcessor(ctx, state);
     const before = heapAfterGc();
     for (let k = 0; k < trades; k++) {
       const out = newBatchOutput();
-      for (let i = 0; i < params.tokens; i++) {
-        const time = T0 + Math.floor(((k * params.tokens + i) * HOUR) / (trades * params.tokens));
+      for (let i = 0; i < tokens; i++) {
+        const time = T0 + Math.floor(((k * tokens + i) * span) / (trades * tokens));
         p.swap(swap(addr(first + i), traders[(k + i) % traders.length]!, time), out);
       }
     }
-    const bytes = (heapAfterGc() - before) / params.tokens;
-    if (state.tokens.size !== params.tokens) throw new Error('tokens missing from the state');
+    const bytes = (heapAfterGc() - before) / tokens;
+    if (state.tokens.size !== tokens) throw new Error('tokens missing from the state');
     return bytes;
   };
 
@@ -102,7 +108,8 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
   const perWallet = (heapAfterGc() - before) / params.wallets;
   if (state.wallets.size < params.wallets) throw new Error('wallets missing from the state');
 
-  const perTokenFew = tokenStage(0xa00000, params.fewTrades);
-  const perTokenMany = tokenStage(0xb00000, params.manyTrades);
-  return { perTokenFew, perTokenMany, perWallet };
+  const perTokenFew = tokenStage(0xa00000, params.tokens, params.fewTrades);
+  const perTokenMany = tokenStage(0xb00000, params.tokens, params.manyTrades);
+  const perTokenDay = tokenStage(0xd00000, params.dayTokens, DAY / 1000, DAY);
+  return { perTokenFew, perTokenMany, perTokenDay, perWallet };
 }

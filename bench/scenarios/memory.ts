@@ -117,6 +117,8 @@ runScenarioMain<Params>(
       tokens: params.aggTokens,
       fewTrades: params.aggFewTrades,
       manyTrades: params.aggManyTrades,
+      // Tokens trading every second for 24 h: 86,400 swaps each, so a fiftieth of aggTokens.
+      dayTokens: Math.max(1, Math.round(params.aggTokens / 50)),
       wallets: params.aggWallets,
     });
     const heapRow = (subject: string, metric: string, value: number): Measurement => ({
@@ -143,6 +145,7 @@ runScenarioMain<Params>(
           'bytes/token (heap)',
           aggregator.perTokenMany,
         ),
+        heapRow('aggregator state: token trading every second for 24 h', 'bytes/token (heap)', aggregator.perTokenDay),
         heapRow(
           'aggregator state: one-off wallet (facts + holder record)',
           'bytes/wallet (heap)',
