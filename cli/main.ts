@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import { loadConfig, ConfigError, type Config } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { createContext, type Context } from '../core/context.ts';
+import { settingsHelp } from './config-docs.ts';
 
-const USAGE = `Usage: spot <command> [options]
+/** `spot --help`: the commands, then every SPOT_* variable with its default (from core/config.ts's SETTINGS). */
+export const USAGE = `Usage: spot <command> [options]
 
 Commands:
   up                     run every role in one process (embedded default)
@@ -21,7 +23,8 @@ Commands:
   console                print a one-time link that opens the live console in a browser
   labels import FILE|URL import a wallet-label list (CSV or JSON; docs/sources.md)
 
-Configuration comes from SPOT_* environment variables; see docs/configuration.md.`;
+Configuration comes from SPOT_* environment variables (meanings: docs/configuration.md); defaults:
+${settingsHelp()}`;
 
 export type CommandHandler = (ctx: Context, args: string[]) => Promise<number>;
 
@@ -126,7 +129,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (asksForHelp(command, args)) {
     process.stdout.write(
-      `Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables; see docs/configuration.md.\n`,
+      `Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables (spot --help lists them); see docs/configuration.md.\n`,
     );
     return 0;
   }
