@@ -16,13 +16,23 @@ function markdownTable(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-/** The Variable | Default | Meaning table, one row per setting. */
+/** The Variable | Flag | Default | Meaning table, one row per setting. */
 export function settingsTable(): string {
   return markdownTable(
-    ['Variable', 'Default', 'Meaning'],
-    settings.map((s) => [s.variables.map((v) => `\`${v}\``).join(', '), s.default, s.meaning]),
+    ['Variable', 'Flag', 'Default', 'Meaning'],
+    settings.map((s) => [
+      s.variables.map((v) => `\`${v}\``).join(', '),
+      s.flag ? `\`${s.flag}\`` : '',
+      s.default,
+      s.meaning,
+    ]),
   );
 }
+
+/** `spot` flags onto the variables they set, so flags and variables share one validator. */
+export const FLAG_TO_ENV: Readonly<Record<string, string>> = Object.fromEntries(
+  settings.flatMap((s) => (s.flag ? [[s.flag, s.variables[0]!]] : [])),
+);
 
 /** `page` with its (first) table replaced by the generated one; text before and after it is kept. */
 export function renderConfigurationPage(page: string): string {
@@ -37,11 +47,13 @@ export function renderConfigurationPage(page: string): string {
 /** Markdown to terminal text: no code ticks, links as their text. */
 const plain = (markdown: string) => markdown.replace(/`/g, '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
 
-/** One line per variable with its default, for `spot --help` (meanings are in docs/configuration.md). */
+/** One line per variable with its flag and default, for `spot --help` (meanings are in docs/configuration.md). */
 export function settingsHelp(): string {
-  const variables = settings.flatMap((s) => s.variables.map((v) => [v, plain(s.default)] as const));
-  const width = Math.max(...variables.map(([v]) => v.length));
-  return variables.map(([v, fallback]) => `  ${v.padEnd(width)}  ${fallback}`).join('\n');
+  const rows = settings.flatMap((s) => s.variables.map((v) => [v, s.flag ?? '', plain(s.default)]));
+  const widths = [0, 1].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows
+    .map(([v, flag, fallback]) => `  ${v!.padEnd(widths[0]!)}  ${flag!.padEnd(widths[1]!)}  ${fallback}`)
+    .join('\n');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { loadConfig, ConfigError, type Config } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { createContext, type Context } from '../core/context.ts';
-import { settingsHelp } from './config-docs.ts';
+import { FLAG_TO_ENV, settingsHelp } from './config-docs.ts';
 
 /** `spot --help`: the commands, then every SPOT_* variable with its default (from core/config.ts's SETTINGS). */
 export const USAGE = `Usage: spot <command> [options]
@@ -23,7 +23,7 @@ Commands:
   console                print a one-time link that opens the live console in a browser
   labels import FILE|URL import a wallet-label list (CSV or JSON; docs/sources.md)
 
-Configuration comes from SPOT_* environment variables (meanings: docs/configuration.md); defaults:
+Configuration comes from SPOT_* environment variables (meanings: docs/configuration.md); flags and defaults:
 ${settingsHelp()}`;
 
 export type CommandHandler = (ctx: Context, args: string[]) => Promise<number>;
@@ -76,20 +76,6 @@ function asksForHelp(command: string, args: string[]): boolean {
 
 /** The `spot` subcommands (docker-compose.yml and the README name only these). */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
-
-/** Pulls `--name value` flags into environment overrides, so flags and variables share one validator. */
-const FLAG_TO_ENV: Record<string, string> = {
-  '--data-dir': 'SPOT_DATA_DIR',
-  '--http-port': 'SPOT_HTTP_PORT',
-  '--ws-port': 'SPOT_WS_PORT',
-  '--sql-port': 'SPOT_SQL_PORT',
-  '--kafka-brokers': 'SPOT_KAFKA_BROKERS',
-  '--clickhouse-url': 'SPOT_CLICKHOUSE_URL',
-  '--log-level': 'SPOT_LOG_LEVEL',
-  '--chains': 'SPOT_SIM_CHAINS',
-  '--sim-rate': 'SPOT_SIM_RATE',
-  '--sim-seed': 'SPOT_SIM_SEED',
-};
 
 const FLAGS_NOTE = `Flags of every command: ${Object.keys(FLAG_TO_ENV).join(', ')} (each sets its SPOT_* variable).`;
 

@@ -75,6 +75,8 @@ type Env = Record<string, string | undefined>;
 export interface Setting<T> {
   /** Usually one; a group (SPOT_RPC_<CHAIN>) lists every variable it covers. */
   variables: readonly string[];
+  /** The `spot` flag that sets the variable too (every command takes it), if any. */
+  flag?: string;
   /** The default as users read it (markdown: docs/configuration.md, `spot --help`). */
   default: string;
   /** One line (markdown): what the setting does. */
@@ -158,17 +160,21 @@ const RPC_VARIABLES = CHAINS.map((chain) => `SPOT_RPC_${chain.toUpperCase()}`);
 export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   dataDir: {
     variables: ['SPOT_DATA_DIR'],
+    flag: '--data-dir',
     default: code('.data'),
     meaning: 'where the embedded log, chDB store, snapshots, keys and cursors live',
     parse: (env, name) => path.resolve(raw(env, name) ?? '.data'),
   },
-  httpPort: portSetting('SPOT_HTTP_PORT', 8080, 'REST API port'),
-  wsPort: portSetting('SPOT_WS_PORT', 8081, 'WebSocket stream port'),
-  sqlPort: portSetting(
-    'SPOT_SQL_PORT',
-    8123,
-    'ClickHouse HTTP interface of the embedded store (loopback, read-only for analysts)',
-  ),
+  httpPort: { ...portSetting('SPOT_HTTP_PORT', 8080, 'REST API port'), flag: '--http-port' },
+  wsPort: { ...portSetting('SPOT_WS_PORT', 8081, 'WebSocket stream port'), flag: '--ws-port' },
+  sqlPort: {
+    ...portSetting(
+      'SPOT_SQL_PORT',
+      8123,
+      'ClickHouse HTTP interface of the embedded store (loopback, read-only for analysts)',
+    ),
+    flag: '--sql-port',
+  },
   host: {
     variables: ['SPOT_HOST'],
     default: code('127.0.0.1'),
@@ -177,6 +183,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   },
   kafkaBrokers: {
     variables: ['SPOT_KAFKA_BROKERS'],
+    flag: '--kafka-brokers',
     default: 'absent: embedded log',
     meaning: 'comma-separated `host:port` list: use Kafka',
     parse: (env, name) => {
@@ -191,6 +198,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   },
   clickhouseUrl: {
     variables: ['SPOT_CLICKHOUSE_URL'],
+    flag: '--clickhouse-url',
     default: 'absent: chDB in-process',
     meaning: '`http(s)://user:password@host:port` of a ClickHouse server',
     parse: (env, name) => url(env, name, ['http:', 'https:']),
@@ -216,6 +224,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   },
   logLevel: {
     variables: ['SPOT_LOG_LEVEL'],
+    flag: '--log-level',
     default: code('info'),
     meaning: `pino level: ${LOG_LEVELS.join(', ')}`,
     parse: (env, name) => oneOf(env, name, LOG_LEVELS, 'info'),
@@ -260,8 +269,11 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
       return rpc;
     },
   },
-  simSeed: numberSetting('SPOT_SIM_SEED', 42, 0, 'simulator seed: the same seed gives the same market'),
-  simRate: numberSetting('SPOT_SIM_RATE', 200, 0, 'simulated swaps per second, live'),
+  simSeed: {
+    ...numberSetting('SPOT_SIM_SEED', 42, 0, 'simulator seed: the same seed gives the same market'),
+    flag: '--sim-seed',
+  },
+  simRate: { ...numberSetting('SPOT_SIM_RATE', 200, 0, 'simulated swaps per second, live'), flag: '--sim-rate' },
   simWarmHours: numberSetting('SPOT_SIM_WARM_HOURS', 24, 0, 'history fast-forwarded on a new data dir'),
   simHistoryRate: numberSetting(
     'SPOT_SIM_HISTORY_RATE',
@@ -271,8 +283,9 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   ),
   simChains: {
     variables: ['SPOT_SIM_CHAINS'],
+    flag: '--chains',
     default: 'all five',
-    meaning: 'chains the simulator trades on (`--chains`; also limits which RPC endpoints `spot ingest` follows)',
+    meaning: 'chains the simulator trades on (also limits which RPC endpoints `spot ingest` follows)',
     parse: (env, name) => {
       const value = raw(env, name);
       if (value === undefined) return [...CHAINS];

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CONFIGURATION_DOC, renderConfigurationPage, settingsTable } from '../cli/config-docs.ts';
-import { USAGE } from '../cli/main.ts';
+import { applyFlags, USAGE } from '../cli/main.ts';
 import { ConfigError, loadConfig, SETTINGS } from '../core/config.ts';
 
 const page = fs.readFileSync(CONFIGURATION_DOC, 'utf8');
@@ -16,7 +16,7 @@ describe('configuration docs generated from core/config.ts', () => {
     assert.equal(page, renderConfigurationPage(page), 'run `node --import tsx cli/config-docs.ts` and commit the page');
   });
 
-  it("the page's table has one row per setting, with its variables, default and meaning", () => {
+  it("the page's table has one row per setting, with its variables, flag, default and meaning", () => {
     const rows = page.split('\n').filter((line) => /^\| `SPOT_/.test(line));
     assert.equal(rows.length, settings.length);
     for (const [key, setting] of settings) {
@@ -24,6 +24,7 @@ describe('configuration docs generated from core/config.ts', () => {
       assert.ok(row, `${key}: a row for ${setting.variables[0]}`);
       for (const variable of setting.variables) assert.ok(row.includes(`\`${variable}\``), `${key}: ${variable}`);
       assert.ok(row.includes(`| ${setting.default} `) && row.includes(`| ${setting.meaning} `), `${key}: ${row}`);
+      if (setting.flag) assert.ok(row.includes(`| \`${setting.flag}\` `), `${key}: ${setting.flag}`);
     }
   });
 
@@ -79,12 +80,27 @@ describe('configuration docs generated from core/config.ts', () => {
     }
   });
 
-  it('`spot --help` lists every variable with its default', () => {
+  it('each flag sets its variable, and only flags of the list are consumed', () => {
+    const flagged = settings.filter(([, s]) => s.flag);
+    assert.ok(flagged.length >= 10);
+    for (const [key, setting] of flagged) {
+      const applied = applyFlags(['up', setting.flag!, 'v', `${setting.flag}=w`], {});
+      assert.deepEqual(applied.rest, ['up'], key);
+      assert.equal(applied.env[setting.variables[0]!], 'w', `${key}: ${setting.flag}`);
+    }
+    assert.deepEqual(applyFlags(['--host', 'x'], {}).rest, ['--host', 'x'], 'SPOT_HOST has no flag');
+  });
+
+  it('`spot --help` lists every variable with its flag and default', () => {
     for (const [key, setting] of settings) {
       const shown = setting.default.replace(/`/g, '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
       for (const variable of setting.variables) {
         const line = USAGE.split('\n').find((l) => l.startsWith(`  ${variable} `));
-        assert.equal(line?.slice(variable.length + 2).trim(), shown, `${key}: ${variable}`);
+        assert.deepEqual(
+          line?.trim().split(/ {2,}/),
+          [variable, setting.flag, shown].filter(Boolean),
+          `${key}: ${variable}`,
+        );
       }
     }
     assert.equal(new Set(variables).size, variables.length, 'no variable belongs to two settings');
