@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import { loadConfig, ConfigError, type Config } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { createContext, type Context } from '../core/context.ts';
+import { FLAG_TO_ENV, settingsHelp } from './config-docs.ts';
 
-const USAGE = `Usage: spot <command> [options]
+/** `spot --help`: the commands, then every SPOT_* variable with its default (from core/config.ts's SETTINGS). */
+export const USAGE = `Usage: spot <command> [options]
 
 Commands:
   up                     run every role in one process (embedded default)
@@ -21,7 +23,8 @@ Commands:
   console                print a one-time link that opens the live console in a browser
   labels import FILE|URL import a wallet-label list (CSV or JSON; docs/sources.md)
 
-Configuration comes from SPOT_* environment variables; see docs/configuration.md.`;
+Configuration comes from SPOT_* environment variables (meanings: docs/configuration.md); flags and defaults:
+${settingsHelp()}`;
 
 export type CommandHandler = (ctx: Context, args: string[]) => Promise<number>;
 
@@ -74,20 +77,6 @@ function asksForHelp(command: string, args: string[]): boolean {
 /** The `spot` subcommands (docker-compose.yml and the README name only these). */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
-/** Pulls `--name value` flags into environment overrides, so flags and variables share one validator. */
-const FLAG_TO_ENV: Record<string, string> = {
-  '--data-dir': 'SPOT_DATA_DIR',
-  '--http-port': 'SPOT_HTTP_PORT',
-  '--ws-port': 'SPOT_WS_PORT',
-  '--sql-port': 'SPOT_SQL_PORT',
-  '--kafka-brokers': 'SPOT_KAFKA_BROKERS',
-  '--clickhouse-url': 'SPOT_CLICKHOUSE_URL',
-  '--log-level': 'SPOT_LOG_LEVEL',
-  '--chains': 'SPOT_SIM_CHAINS',
-  '--sim-rate': 'SPOT_SIM_RATE',
-  '--sim-seed': 'SPOT_SIM_SEED',
-};
-
 const FLAGS_NOTE = `Flags of every command: ${Object.keys(FLAG_TO_ENV).join(', ')} (each sets its SPOT_* variable).`;
 
 export function applyFlags(
@@ -126,7 +115,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (asksForHelp(command, args)) {
     process.stdout.write(
-      `Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables; see docs/configuration.md.\n`,
+      `Usage: ${COMMAND_USAGE[command]}\n\n${FLAGS_NOTE}\nConfiguration comes from SPOT_* environment variables (spot --help lists them); see docs/configuration.md.\n`,
     );
     return 0;
   }

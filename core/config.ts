@@ -46,7 +46,6 @@ export interface Config {
    * were 2/3 of spot up's CPU at 200 swaps/s. Serving reads hot views from the log, not the store.
    */
   storeFlushMs: number;
-  /** Messages of slack when an aggregator decides outputs are already durable at a handover. */
   /** Port of /metrics, /healthz, /readyz for roles without a REST port (ingest, aggregate); null: none. */
   metricsPort: number | null;
   /** /readyz answers 503 while a consumer group of the process is more than this many messages behind. */
@@ -72,132 +71,305 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-function port(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 0 || Number(raw) > 65535)
-    throw new ConfigError(name, `must be a TCP port 0-65535, got "${raw}"`);
-  return Number(raw);
+/** One setting: the variable(s) it reads, what users read about it, and its parser. */
+export interface Setting<T> {
+  /** Usually one; a group (SPOT_RPC_<CHAIN>) lists every variable it covers. */
+  variables: readonly string[];
+  /** The `spot` flag that sets the variable too (every command takes it), if any. */
+  flag?: string;
+  /** The default as users read it (markdown: docs/configuration.md, `spot --help`). */
+  default: string;
+  /** One line (markdown): what the setting does. */
+  meaning: string;
+  /** Reads the setting; a bad value throws a ConfigError naming the variable (the first of a group). */
+  parse: (env: Env, variable: string) => T;
 }
 
-function simProfile(env: Env): 'default' | 'mainnet' {
-  const raw = env.SPOT_SIM_PROFILE || 'default';
-  if (raw !== 'default' && raw !== 'mainnet')
-    throw new ConfigError('SPOT_SIM_PROFILE', `must be "default" or "mainnet", got "${raw}"`);
-  return raw;
+/** Unset and empty both mean "use the default". */
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === '' ? undefined : value;
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 0 || Number(value) > 65535)
+    throw new ConfigError(name, `must be a TCP port 0-65535, got "${value}"`);
+  return Number(value);
 }
 
 function number(env: Env, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new ConfigError(name, `must be a number >= ${min}, got "${raw}"`);
-  return value;
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed < min)
+    throw new ConfigError(name, `must be a number >= ${min}, got "${value}"`);
+  return parsed;
 }
 
 function url(env: Env, name: string, protocols: string[]): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
+  const value = raw(env, name);
+  if (value === undefined) return null;
   let parsed: URL;
   try {
-    parsed = new URL(raw);
+    parsed = new URL(value);
   } catch {
-    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+    throw new ConfigError(name, `must be a URL, got "${value}"`);
   }
   if (!protocols.includes(parsed.protocol))
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
-  return raw;
+  return value;
 }
 
-function aggregatorId(env: Env): string | null {
-  const raw = env.SPOT_AGGREGATOR_ID;
-  if (raw === undefined || raw === '') return null;
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw))
-    throw new ConfigError('SPOT_AGGREGATOR_ID', `must be 1-64 letters, digits, '_', '.' or '-', got "${raw}"`);
-  return raw;
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const value = (raw(env, name) ?? fallback) as T;
+  if (!values.includes(value)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${value}"`);
+  return value;
 }
 
-/** Defaults: see docs/configuration.md, which lists each of these. */
-export function loadConfig(env: Env = process.env): Config {
-  const logLevel = (env.SPOT_LOG_LEVEL || 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel))
-    throw new ConfigError('SPOT_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.SPOT_LOG_LEVEL}"`);
-
-  const logFormat = (env.SPOT_LOG_FORMAT || 'auto') as LogFormat;
-  if (!LOG_FORMATS.includes(logFormat))
-    throw new ConfigError('SPOT_LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}, got "${env.SPOT_LOG_FORMAT}"`);
-
-  const consoleMode = (env.SPOT_CONSOLE || 'loopback') as ConsoleMode;
-  if (!CONSOLE_MODES.includes(consoleMode))
-    throw new ConfigError('SPOT_CONSOLE', `must be one of ${CONSOLE_MODES.join(', ')}, got "${env.SPOT_CONSOLE}"`);
-
-  let kafkaBrokers: string[] | null = null;
-  if (env.SPOT_KAFKA_BROKERS) {
-    kafkaBrokers = env.SPOT_KAFKA_BROKERS.split(',')
-      .map((b) => b.trim())
-      .filter(Boolean);
-    for (const broker of kafkaBrokers) {
-      if (!/^[^\s:]+:\d{1,5}$/.test(broker))
-        throw new ConfigError('SPOT_KAFKA_BROKERS', `must be comma-separated host:port pairs, got "${broker}"`);
-    }
-    if (kafkaBrokers.length === 0) throw new ConfigError('SPOT_KAFKA_BROKERS', 'names no broker');
-  }
-
-  const apiKeys = (env.SPOT_API_KEYS ?? '')
+/** A comma-separated list, entries trimmed, empty entries dropped. */
+function list(env: Env, name: string): string[] {
+  return (env[name] ?? '')
     .split(',')
-    .map((k) => k.trim())
+    .map((entry) => entry.trim())
     .filter(Boolean);
-  for (const key of apiKeys) {
-    if (!/^[\x21-\x7e]{8,256}$/.test(key))
-      throw new ConfigError('SPOT_API_KEYS', 'each key must be 8-256 visible ASCII characters');
-  }
+}
 
-  const rpc: Partial<Record<Chain, string>> = {};
-  for (const chain of CHAINS) {
-    const name = `SPOT_RPC_${chain.toUpperCase()}`;
-    const value = url(env, name, ['http:', 'https:', 'ws:', 'wss:']);
-    if (value) rpc[chain] = value;
-  }
+const code = (value: string | number) => `\`${value}\``;
 
-  let simChains: Chain[] = [...CHAINS];
-  if (env.SPOT_SIM_CHAINS) {
-    simChains = env.SPOT_SIM_CHAINS.split(',').map((c) => c.trim()) as Chain[];
-    for (const chain of simChains)
-      if (!CHAINS.includes(chain)) throw new ConfigError('SPOT_SIM_CHAINS', `unknown chain "${chain}"`);
-  }
+function portSetting(variable: string, fallback: number, meaning: string): Setting<number> {
+  return { variables: [variable], default: code(fallback), meaning, parse: (env) => port(env, variable, fallback) };
+}
 
+function numberSetting(variable: string, fallback: number, min: number, meaning: string): Setting<number> {
   return {
-    dataDir: path.resolve(env.SPOT_DATA_DIR || '.data'),
-    httpPort: port(env, 'SPOT_HTTP_PORT', 8080),
-    wsPort: port(env, 'SPOT_WS_PORT', 8081),
-    sqlPort: port(env, 'SPOT_SQL_PORT', 8123),
-    host: env.SPOT_HOST || '127.0.0.1',
-    kafkaBrokers,
-    clickhouseUrl: url(env, 'SPOT_CLICKHOUSE_URL', ['http:', 'https:']),
-    sqlWritePassword: env.SPOT_SQL_WRITE_PASSWORD || null,
-    apiKeys,
-    logLevel,
-    rpc,
-    simSeed: number(env, 'SPOT_SIM_SEED', 42, 0),
-    simRate: number(env, 'SPOT_SIM_RATE', 200, 0),
-    simWarmHours: number(env, 'SPOT_SIM_WARM_HOURS', 24, 0),
-    simHistoryRate: number(env, 'SPOT_SIM_HISTORY_RATE', 0.5, 0),
-    simChains,
-    simNode: ['1', 'true'].includes((env.SPOT_SIM_NODE ?? '').toLowerCase()),
-    simProfile: simProfile(env),
-    simNow: env.SPOT_SIM_NOW ? number(env, 'SPOT_SIM_NOW', 0, 0) : null,
-    aggregatorId: aggregatorId(env),
-    aggregateSessionMs: number(env, 'SPOT_AGGREGATE_SESSION_MS', 10_000, 1000),
-    aggregateSnapshotMs: number(env, 'SPOT_AGGREGATE_SNAPSHOT_MS', 30_000, 100),
-    metricsPort: env.SPOT_METRICS_PORT ? port(env, 'SPOT_METRICS_PORT', 0) : null,
-    readyMaxLag: number(env, 'SPOT_READY_MAX_LAG', 10_000, 0),
-    logFormat,
-    console: consoleMode,
-    ipfsGateway: url(env, 'SPOT_IPFS_GATEWAY', ['http:', 'https:']) ?? 'https://ipfs.io/ipfs/',
-    metadataAllowHosts: (env.SPOT_METADATA_ALLOW_HOSTS ?? '')
-      .split(',')
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
-    storeFlushMs: number(env, 'SPOT_STORE_FLUSH_MS', 1000, 1),
+    variables: [variable],
+    default: code(fallback),
+    meaning,
+    parse: (env) => number(env, variable, fallback, min),
   };
+}
+
+const RPC_VARIABLES = CHAINS.map((chain) => `SPOT_RPC_${chain.toUpperCase()}`);
+
+/**
+ * Every setting, in the order docs/configuration.md lists them: loadConfig() reads these, the docs
+ * table and `spot --help` are generated from them (cli/config-docs.ts), so one cannot drift from another.
+ */
+export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
+  dataDir: {
+    variables: ['SPOT_DATA_DIR'],
+    flag: '--data-dir',
+    default: code('.data'),
+    meaning: 'where the embedded log, chDB store, snapshots, keys and cursors live',
+    parse: (env, name) => path.resolve(raw(env, name) ?? '.data'),
+  },
+  httpPort: { ...portSetting('SPOT_HTTP_PORT', 8080, 'REST API port'), flag: '--http-port' },
+  wsPort: { ...portSetting('SPOT_WS_PORT', 8081, 'WebSocket stream port'), flag: '--ws-port' },
+  sqlPort: {
+    ...portSetting(
+      'SPOT_SQL_PORT',
+      8123,
+      'ClickHouse HTTP interface of the embedded store (loopback, read-only for analysts)',
+    ),
+    flag: '--sql-port',
+  },
+  host: {
+    variables: ['SPOT_HOST'],
+    default: code('127.0.0.1'),
+    meaning: 'address the three ports bind to',
+    parse: (env, name) => raw(env, name) ?? '127.0.0.1',
+  },
+  kafkaBrokers: {
+    variables: ['SPOT_KAFKA_BROKERS'],
+    flag: '--kafka-brokers',
+    default: 'absent: embedded log',
+    meaning: 'comma-separated `host:port` list: use Kafka',
+    parse: (env, name) => {
+      if (raw(env, name) === undefined) return null;
+      const brokers = list(env, name);
+      for (const broker of brokers)
+        if (!/^[^\s:]+:\d{1,5}$/.test(broker))
+          throw new ConfigError(name, `must be comma-separated host:port pairs, got "${broker}"`);
+      if (brokers.length === 0) throw new ConfigError(name, 'names no broker');
+      return brokers;
+    },
+  },
+  clickhouseUrl: {
+    variables: ['SPOT_CLICKHOUSE_URL'],
+    flag: '--clickhouse-url',
+    default: 'absent: chDB in-process',
+    meaning: '`http(s)://user:password@host:port` of a ClickHouse server',
+    parse: (env, name) => url(env, name, ['http:', 'https:']),
+  },
+  sqlWritePassword: {
+    variables: ['SPOT_SQL_WRITE_PASSWORD'],
+    default: 'generated into `<data dir>/sql-writer.password`',
+    meaning: 'password of user `spot_writer` on the SQL endpoint',
+    parse: (env, name) => raw(env, name) ?? null,
+  },
+  apiKeys: {
+    variables: ['SPOT_API_KEYS'],
+    default: 'none',
+    meaning:
+      'comma-separated keys registered at start (demos, tests); they are stored in `keys.sqlite` and stay valid after the variable is removed (`spot keys revoke <id>`)',
+    parse: (env, name) => {
+      const keys = list(env, name);
+      for (const key of keys)
+        if (!/^[\x21-\x7e]{8,256}$/.test(key))
+          throw new ConfigError(name, 'each key must be 8-256 visible ASCII characters');
+      return keys;
+    },
+  },
+  logLevel: {
+    variables: ['SPOT_LOG_LEVEL'],
+    flag: '--log-level',
+    default: code('info'),
+    meaning: `pino level: ${LOG_LEVELS.join(', ')}`,
+    parse: (env, name) => oneOf(env, name, LOG_LEVELS, 'info'),
+  },
+  logFormat: {
+    variables: ['SPOT_LOG_FORMAT'],
+    default: code('auto'),
+    meaning: '`pretty` (pino-pretty), `json`, or `auto`: pretty when stderr is a terminal',
+    parse: (env, name) => oneOf(env, name, LOG_FORMATS, 'auto'),
+  },
+  metricsPort: {
+    variables: ['SPOT_METRICS_PORT'],
+    default: 'none',
+    meaning:
+      '`/metrics`, `/healthz`, `/readyz` port of `spot ingest`/`spot aggregate` ([operations.md](operations.md))',
+    parse: (env, name) => (raw(env, name) === undefined ? null : port(env, name, 0)),
+  },
+  readyMaxLag: numberSetting(
+    'SPOT_READY_MAX_LAG',
+    10_000,
+    0,
+    '`/readyz` answers 503 while a consumer group of the process is more messages than this behind',
+  ),
+  console: {
+    variables: ['SPOT_CONSOLE'],
+    default: code('loopback'),
+    meaning:
+      'the live console at `/` on the REST port: `loopback` (loopback clients only), `open`, or `off`; see [operations.md](operations.md)',
+    parse: (env, name) => oneOf(env, name, CONSOLE_MODES, 'loopback'),
+  },
+  rpc: {
+    variables: RPC_VARIABLES,
+    default: 'none',
+    meaning:
+      'RPC endpoint per chain (http(s) or ws(s)); when any is set, `spot up` indexes those chains instead of simulating',
+    parse: (env) => {
+      const rpc: Partial<Record<Chain, string>> = {};
+      CHAINS.forEach((chain, i) => {
+        const value = url(env, RPC_VARIABLES[i]!, ['http:', 'https:', 'ws:', 'wss:']);
+        if (value) rpc[chain] = value;
+      });
+      return rpc;
+    },
+  },
+  simSeed: {
+    ...numberSetting('SPOT_SIM_SEED', 42, 0, 'simulator seed: the same seed gives the same market'),
+    flag: '--sim-seed',
+  },
+  simRate: { ...numberSetting('SPOT_SIM_RATE', 200, 0, 'simulated swaps per second, live'), flag: '--sim-rate' },
+  simWarmHours: numberSetting('SPOT_SIM_WARM_HOURS', 24, 0, 'history fast-forwarded on a new data dir'),
+  simHistoryRate: numberSetting(
+    'SPOT_SIM_HISTORY_RATE',
+    0.5,
+    0,
+    'swaps per second of event time in that history (24 h ≈ 43k swaps)',
+  ),
+  simChains: {
+    variables: ['SPOT_SIM_CHAINS'],
+    flag: '--chains',
+    default: 'all five',
+    meaning: 'chains the simulator trades on (also limits which RPC endpoints `spot ingest` follows)',
+    parse: (env, name) => {
+      const value = raw(env, name);
+      if (value === undefined) return [...CHAINS];
+      // No empty entries dropped: "solana," names an unknown chain "".
+      const chains = value.split(',').map((chain) => chain.trim()) as Chain[];
+      for (const chain of chains) if (!CHAINS.includes(chain)) throw new ConfigError(name, `unknown chain "${chain}"`);
+      return chains;
+    },
+  },
+  simNode: {
+    variables: ['SPOT_SIM_NODE'],
+    default: 'off (in-process)',
+    meaning:
+      '`1`: serve the simulator as a local chain node on loopback, read by the same block sources as a real node (docs/sources.md)',
+    parse: (env, name) => ['1', 'true'].includes((env[name] ?? '').toLowerCase()),
+  },
+  storeFlushMs: numberSetting(
+    'SPOT_STORE_FLUSH_MS',
+    1000,
+    1,
+    'longest wait before processed rows are written to the store (each write is an INSERT per table that chDB merges later)',
+  ),
+  simProfile: {
+    variables: ['SPOT_SIM_PROFILE'],
+    default: code('default'),
+    meaning:
+      "the simulator's market: `default` (light) or `mainnet` (the real chains' shares, launches, lifetimes and wallets; [simulator-profiles.md](simulator-profiles.md))",
+    parse: (env, name) => {
+      const value = raw(env, name) ?? 'default';
+      if (value !== 'default' && value !== 'mainnet')
+        throw new ConfigError(name, `must be "default" or "mainnet", got "${value}"`);
+      return value;
+    },
+  },
+  simNow: {
+    variables: ['SPOT_SIM_NOW'],
+    default: 'the real clock',
+    meaning:
+      'pinned simulator clock, Unix ms: the warm start ends there and no live trading follows (reproducible runs)',
+    parse: (env, name) => (raw(env, name) === undefined ? null : number(env, name, 0, 0)),
+  },
+  aggregatorId: {
+    variables: ['SPOT_AGGREGATOR_ID'],
+    default: 'generated into `<data dir>/aggregator/instance-id`',
+    meaning: 'names an aggregator instance on Kafka (its snapshot and input group)',
+    parse: (env, name) => {
+      const value = raw(env, name);
+      if (value === undefined) return null;
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(value))
+        throw new ConfigError(name, `must be 1-64 letters, digits, '_', '.' or '-', got "${value}"`);
+      return value;
+    },
+  },
+  aggregateSessionMs: numberSetting(
+    'SPOT_AGGREGATE_SESSION_MS',
+    10_000,
+    1000,
+    "session timeout of the aggregator ownership group: how soon a dead instance's partitions move",
+  ),
+  aggregateSnapshotMs: numberSetting(
+    'SPOT_AGGREGATE_SNAPSHOT_MS',
+    30_000,
+    100,
+    'longest time between aggregator snapshots (on Kafka also the cadence of ownership progress)',
+  ),
+  ipfsGateway: {
+    variables: ['SPOT_IPFS_GATEWAY'],
+    default: code('https://ipfs.io/ipfs/'),
+    meaning: 'gateway `ipfs://` metadata URIs are fetched through (see [token-fields.md](token-fields.md))',
+    parse: (env, name) => url(env, name, ['http:', 'https:']) ?? 'https://ipfs.io/ipfs/',
+  },
+  metadataAllowHosts: {
+    variables: ['SPOT_METADATA_ALLOW_HOSTS'],
+    default: 'none',
+    meaning:
+      'comma-separated hosts metadata may be fetched from although they resolve to private, loopback or link-local addresses',
+    parse: (env, name) => list(env, name).map((host) => host.toLowerCase()),
+  },
+};
+
+/** Reads and validates every setting; the first bad value throws a ConfigError naming its variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const config: Partial<Record<keyof Config, unknown>> = {};
+  for (const [key, setting] of Object.entries(SETTINGS))
+    config[key as keyof Config] = setting.parse(env, setting.variables[0]!);
+  return config as Config;
 }
