@@ -129,10 +129,13 @@ export async function startIngest(runtime: Runtime): Promise<void> {
   }
   // Metadata and security of new tokens (docs/token-fields.md), answered off the ingest path.
   const enrichment =
-    rpcChains.length > 0
-      ? createEnrichmentStage(ctx, { rpc: httpRpcCallers(ctx.config.rpc, rpcChains) })
-      : await startSimEnrichment(ctx, { seed: ctx.config.simSeed, chains: ctx.config.simChains });
-  const publisher = enrichment.wrap(createIngestPublisher(ctx, { log }));
+    ctx.config.enrichment === 'off'
+      ? null
+      : rpcChains.length > 0
+        ? createEnrichmentStage(ctx, { rpc: httpRpcCallers(ctx.config.rpc, rpcChains) })
+        : await startSimEnrichment(ctx, { seed: ctx.config.simSeed, chains: ctx.config.simChains });
+  const ingestPublisher = createIngestPublisher(ctx, { log });
+  const publisher = enrichment ? enrichment.wrap(ingestPublisher) : ingestPublisher;
   const labels = createLabelImporter(ctx, { log, publisher });
   if (rpcChains.length > 0) {
     const cursors = openCursors();
@@ -197,7 +200,7 @@ export async function startIngest(runtime: Runtime): Promise<void> {
     async stop() {
       for (const part of stops) await part.stop();
       await publisher.flush();
-      enrichment.close();
+      enrichment?.close();
     },
   });
 }

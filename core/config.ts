@@ -40,6 +40,8 @@ export interface Config {
   ipfsGateway: string;
   /** Hosts metadata may be fetched from although they resolve to private addresses (SPOT_METADATA_ALLOW_HOSTS). */
   metadataAllowHosts: string[];
+  /** Whether ingest resolves metadata and security facts of new tokens (SPOT_ENRICHMENT). */
+  enrichment: 'on' | 'off';
   /**
    * Longest wait before the aggregator writes processed rows to the store, ms (default 1000). Each
    * write is one INSERT per table, a part chDB merges later: at 100 ms, the store's inserts and merges
@@ -363,6 +365,13 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     meaning:
       'comma-separated hosts metadata may be fetched from although they resolve to private, loopback or link-local addresses',
     parse: (env, name) => list(env, name).map((host) => host.toLowerCase()),
+  },
+  enrichment: {
+    variables: ['SPOT_ENRICHMENT'],
+    default: code('on'),
+    meaning:
+      '`off`: ingest fetches no token metadata and reads no security facts (no off-chain requests; `metadata` and `security` keep their defaults)',
+    parse: (env, name) => oneOf(env, name, ['on', 'off'] as const, 'on'),
   },
 };
 
