@@ -67,7 +67,19 @@ describe('configuration docs generated from core/config.ts', () => {
 
   it('every variable is read: some accepted value changes the config', () => {
     const defaults = JSON.stringify(loadConfig({}));
-    const candidates = ['1', '9999', 'http://h:1/', 'solana', 'h:1', 'mainnet', 'debug', 'json', 'open', 'abcdefghij'];
+    const candidates = [
+      '1',
+      '9999',
+      'http://h:1/',
+      'solana',
+      'h:1',
+      'mainnet',
+      'debug',
+      'json',
+      'open',
+      'off',
+      'abcdefghij',
+    ];
     for (const variable of variables) {
       const read = candidates.some((value) => {
         try {
