@@ -26,6 +26,7 @@ import {
   type SolanaTransaction,
   type TxEnvelope,
 } from '../solana/index.ts';
+import { simSolanaRoute } from '../enrichment/sim-platforms.ts';
 import { buildTransaction } from '../solana/build.ts';
 import { systemTransferCall } from '../transfers/solana-transfers.ts';
 import { SOLANA_REFERENCE_POOL } from './addresses.ts';
@@ -317,8 +318,12 @@ export function createSolanaWriter(seed: string) {
           return [reference(event)];
         case 'launch':
           return [launch(event)];
-        case 'trade':
-          return [tx(event, [event.venue === 'curve' ? curveTrade(event) : poolTrade(event)])];
+        case 'trade': {
+          // About 40 % of trades go through a terminal's router or pay its fee account (sim-platforms.ts).
+          const part = event.venue === 'curve' ? curveTrade(event) : poolTrade(event);
+          const transaction = encodeCalls({ ...envelope(event), ...simSolanaRoute(event.tx) }, [part]);
+          return [{ kind: 'solana', chain: 'solana', transaction }];
+        }
         case 'graduate': {
           if (event.token.launchpad !== 'pumpfun')
             return [direct(event, { kind: 'graduated', token: event.token.address, pool: event.pool, dex: event.dex })];
