@@ -230,7 +230,14 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
         return [`solana:pumpfun:create:${layout}`];
       }
       if (solana) {
-        assertEvents(decoded.events, [created], label);
+        // The whole supply is minted into the curve's base vault.
+        const vault: EventSpec = {
+          kind: 'balance',
+          token: token.address,
+          owner: token.curveAddress,
+          amount: token.supply.toString(),
+        };
+        assertEvents(decoded.events, [created, vault], label);
         return [`solana:${token.launchpad}:create`];
       }
       const holder =
