@@ -5,6 +5,7 @@ import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chai
 import type { Context } from '../core/context.ts';
 import { ZERO, fromUnits, mul, type Dec } from '../core/decimal.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
+import { tradePlatforms } from '../core/schemas.ts';
 import type { BaseGranularity } from '../clickhouse/types.ts';
 import { addLateTrade, addTrade, candleRow, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import {
@@ -471,6 +472,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     const price = { native: decTextOnce(p.priceNative), usd: decTextOnce(p.priceUsd) };
     const volume = { native: decTextOnce(p.volumeNative), usd: decTextOnce(p.volumeUsd) };
     const marketCap = { native: decTextOnce(mcapN), usd: decTextOnce(mcapU) };
+    const platforms = swap.platforms ?? [];
     out.trades.push({
       id: swap.id,
       chain,
@@ -497,6 +499,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
       dex: swap.dex,
       identities,
       flags,
+      platforms,
     });
     out.tradeMessages.push({
       trade: {
@@ -514,8 +517,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
         marketCap,
         timestamp: swap.blockTime,
         flags,
-        // A trade's platforms are the terminals or bots its transaction names; never paid promotion.
-        platforms: (swap.platforms ?? []).map((platform) => ({ platform, isPaid: false, paidAt: null })),
+        platforms: tradePlatforms(platforms),
       },
       identities,
       pool,

@@ -159,6 +159,14 @@ ORDER BY partition`,
 ORDER BY token`,
     ],
   },
+  {
+    version: 4,
+    name: 'trade platforms',
+    // The trading platforms a trade's transaction names (RawSwap.platforms); older rows read [].
+    statements: ['trades', 'identity_trades'].map(
+      (table) => `ALTER TABLE spot.${table} ADD COLUMN IF NOT EXISTS platforms Array(String) DEFAULT [] AFTER flags`,
+    ),
+  },
 ];
 
 /** Tables rebuilt from the raw log by a replay (everything except the migration record). */

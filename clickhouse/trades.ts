@@ -18,7 +18,7 @@ const DECIMAL_FIELDS = [
 ] as const;
 
 export const TRADE_SELECT = `id, chain, token, seq, name, symbol, trader, side, transaction_hash, event_index, block_number,
-  toUnixTimestamp64Milli(timestamp) AS ts, quote_asset, pool, dex, identities, flags,
+  toUnixTimestamp64Milli(timestamp) AS ts, quote_asset, pool, dex, identities, flags, platforms,
   ${DECIMAL_FIELDS.map(([, column]) => `toString(${column}) AS ${column}`).join(', ')}`;
 
 type TradeResultRow = Record<string, string | number | string[]>;
@@ -43,6 +43,7 @@ export function tradeFromResult(r: TradeResultRow): TradeRow {
     dex: text('dex'),
     identities: (r.identities as string[]) ?? [],
     flags: (r.flags as string[]) ?? [],
+    platforms: (r.platforms as string[]) ?? [],
   } as TradeRow;
   for (const [field, column] of DECIMAL_FIELDS) row[field] = text(column);
   return row;

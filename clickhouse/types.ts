@@ -31,6 +31,8 @@ export interface TradeRow {
   dex: string;
   identities: string[]; // kol, fomoscan
   flags: string[];
+  /** Trading platforms the transaction names (RawSwap.platforms), by name. */
+  platforms: string[];
 }
 
 export interface TokenEventRow {

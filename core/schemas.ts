@@ -136,6 +136,11 @@ export const Platform = Type.Object(
   { $id: 'Platform', additionalProperties: false },
 );
 
+/** A trade's platforms: the terminals or bots its transaction names, never paid promotion. */
+export function tradePlatforms(names: readonly string[]): Static<typeof Platform>[] {
+  return names.map((platform) => ({ platform, isPaid: false, paidAt: null }));
+}
+
 export const Token = Type.Object(
   {
     chain: ChainSlug,

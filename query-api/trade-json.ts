@@ -1,7 +1,8 @@
 // The REST trade object, from a topic message or a ClickHouse row, serialised once. REST trades
-// carry `flags` (the trader's labels) and leave `platforms` out, whichever source answers.
+// carry `flags` (the trader's labels) and `platforms` (the terminals or bots the transaction went
+// through), whichever source answers.
 import type { TradeRow } from '../clickhouse/types.ts';
-import type { Trade } from '../core/schemas.ts';
+import { tradePlatforms, type Trade } from '../core/schemas.ts';
 
 /** A trade ready to page: its (timestamp, id) position and its JSON text. */
 export interface TradeItem {
@@ -44,6 +45,7 @@ export function tradeJson(trade: Trade): string {
     marketCap: { native: trade.marketCap.native, usd: trade.marketCap.usd },
     timestamp: trade.timestamp,
     flags: trade.flags ?? [],
+    platforms: trade.platforms ?? [],
   };
   return JSON.stringify(out);
 }
@@ -64,6 +66,7 @@ export function tradeFromRow(row: TradeRow): Trade {
     marketCap: { native: row.marketCapNative, usd: row.marketCapUsd },
     timestamp: row.timestamp,
     flags: row.flags,
+    platforms: tradePlatforms(row.platforms),
   };
 }
 

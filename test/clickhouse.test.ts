@@ -208,6 +208,7 @@ function trade(chain: Chain, token: string, i: number, timestamp: number, identi
     dex: 'pumpswap',
     identities,
     flags: identities.length ? ['kol'] : [],
+    platforms: i % 4 === 0 ? ['axiom', 'photon'] : [],
   };
 }
 
@@ -250,6 +251,36 @@ describe('clickhouse store (chDB)', () => {
     });
     assert.equal(Number((await versions.json<{ n: string }>())[0]!.n), MIGRATIONS.length);
     assert.equal(await store.ping(), true);
+  });
+
+  it('adds trade platforms to tables made before them, reading [] for old rows, idempotently', async () => {
+    const { client } = await sharedChdb();
+    // Migration 1's tables in a scratch database, an old row in them, then the platforms migration twice.
+    const scratch = (sql: string) => sql.replaceAll('spot.', 'spot_upgrade.');
+    await client.command({ query: 'CREATE DATABASE IF NOT EXISTS spot_upgrade' });
+    try {
+      for (const sql of MIGRATIONS[0]!.statements.slice(0, 2)) await client.command({ query: scratch(sql) });
+      await client.command({
+        query: "INSERT INTO spot_upgrade.trades (id, chain, token, flags) VALUES ('old', 'solana', 'T', ['kol'])",
+      });
+      const platforms = MIGRATIONS.find((m) => m.name === 'trade platforms')!;
+      for (let run = 0; run < 2; run++)
+        for (const sql of platforms.statements) await client.command({ query: scratch(sql) });
+      for (const table of ['trades', 'identity_trades']) {
+        const columns = await client.query({
+          query: `SELECT type FROM system.columns WHERE database = 'spot_upgrade' AND table = '${table}' AND name = 'platforms'`,
+          format: 'JSONEachRow',
+        });
+        assert.deepEqual(await columns.json(), [{ type: 'Array(String)' }], table);
+      }
+      const old = await client.query({
+        query: 'SELECT flags, platforms FROM spot_upgrade.trades',
+        format: 'JSONEachRow',
+      });
+      assert.deepEqual(await old.json(), [{ flags: ['kol'], platforms: [] }]);
+    } finally {
+      await client.command({ query: 'DROP DATABASE IF EXISTS spot_upgrade' });
+    }
   });
 
   it('keeps one copy of a trade inserted twice, exact decimals intact', async () => {

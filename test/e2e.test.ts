@@ -83,6 +83,41 @@ describe('spot up (end to end, child process)', function () {
     );
     assert.equal(counts.length, 5);
 
+    // About 40 % of the simulator's trades go through named platforms, and REST shows them.
+    const routed = await waitFor(
+      async () => {
+        const client = createClient({ url: sql });
+        try {
+          const result = await client.query({
+            query: `SELECT chain, token, id, platforms FROM spot.trades FINAL
+              WHERE notEmpty(platforms) ORDER BY timestamp DESC LIMIT 1`,
+            format: 'JSONEachRow',
+          });
+          return ((await result.json()) as { chain: string; token: string; id: string; platforms: string[] }[])[0];
+        } finally {
+          await client.close();
+        }
+      },
+      60_000,
+      'a trade routed through a platform',
+    );
+    let cursor: string | null = null;
+    let shown: { id: string; platforms?: unknown } | undefined;
+    for (let page = 0; page < 20 && !shown; page++) {
+      const query: string = cursor ? `?limit=100&cursor=${cursor}` : '?limit=100';
+      const response = await fetch(`${http}/v1/tokens/${routed.chain}/${routed.token}/trades${query}`, {
+        headers: auth,
+      });
+      const trades = (await response.json()) as { trades: { id: string }[]; nextCursor: string | null };
+      shown = trades.trades.find((trade) => trade.id === routed.id);
+      cursor = trades.nextCursor;
+      if (!cursor) break;
+    }
+    assert.deepEqual(
+      shown?.platforms,
+      routed.platforms.map((platform) => ({ platform, isPaid: false, paidAt: null })),
+    );
+
     type Board = {
       columns: { column: string; deltas: { rank: number; data: { address: string; chain: string } }[] }[];
     };

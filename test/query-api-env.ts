@@ -118,6 +118,7 @@ export function makeTrade(token: Token, timestamp: number, index: number, overri
     marketCap: { native: '1000', usd: '180000' },
     timestamp,
     flags: [],
+    platforms: [],
     ...overrides,
   };
 }
@@ -149,6 +150,7 @@ export function tradeRow(trade: Trade, seq: number, identities: string[] = []): 
     dex: 'pumpfun',
     identities,
     flags: trade.flags ?? [],
+    platforms: (trade.platforms ?? []).map((entry) => entry.platform),
   };
 }
 

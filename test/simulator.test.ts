@@ -12,6 +12,7 @@ import { createLogger } from '../core/logger.ts';
 import { loadConfig } from '../core/config.ts';
 import { assertTopicValue, TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { createEmbeddedLog } from '../core/eventlog/index.ts';
+import { simPlatformOf } from '../ingest/enrichment/sim-platforms.ts';
 import { EVM_CONTRACTS } from '../ingest/evm/index.ts';
 import { createIngestPublisher, type IngestRecords } from '../ingest/publisher.ts';
 import { USDC_MINT, WSOL_MINT } from '../ingest/solana/index.ts';
@@ -41,6 +42,12 @@ const CURVE_DEX: Record<string, string> = {
   fourmeme: 'fourmeme',
 };
 
+/** The platform the writer routes a trade through (sim-platforms.ts): on EVM only trade contracts are. */
+function routeOf(e: Trade) {
+  const fact = simPlatformOf(e.chain, e.tx);
+  return fact && (e.chain === 'solana' || fact.kind === 'router') ? fact : null;
+}
+
 /** The swap a trade must decode to (fields the venue's event carries). */
 function expectedTradeSwap(e: Trade): Partial<RawSwap> {
   const { token } = e;
@@ -58,6 +65,7 @@ function expectedTradeSwap(e: Trade): Partial<RawSwap> {
     pool: e.poolAddress,
     dex: curve ? CURVE_DEX[token.launchpad]! : e.dex,
     launchpad: curve || e.dex === 'uniswap-v4' ? token.launchpad : null,
+    platforms: routeOf(e) ? [routeOf(e)!.platform] : undefined,
   };
   if (e.chain === 'solana') swap.quoteDecimals = 9;
   const fees = e.platformFee + e.creatorFee;
@@ -222,7 +230,14 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
         return [`solana:pumpfun:create:${layout}`];
       }
       if (solana) {
-        assertEvents(decoded.events, [created], label);
+        // The whole supply is minted into the curve's base vault.
+        const vault: EventSpec = {
+          kind: 'balance',
+          token: token.address,
+          owner: token.curveAddress,
+          amount: token.supply.toString(),
+        };
+        assertEvents(decoded.events, [created, vault], label);
         return [`solana:${token.launchpad}:create`];
       }
       const holder =
@@ -289,6 +304,8 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
       const dex = e.venue === 'curve' ? CURVE_DEX[token.launchpad] : e.dex;
       const keys = [`${e.chain}:${dex}:${e.side}`, `${e.chain}:${dex}${layout}`];
       if (e.venue === 'curve' && e.curve!.complete) keys.push(`${e.chain}:${token.launchpad}:complete`);
+      const route = routeOf(e);
+      if (route) keys.push(`${e.chain}:platform:${route.kind}`);
       return keys;
     }
     case 'graduate': {
@@ -363,6 +380,10 @@ const REQUIRED = [
   'arc:arc-launch:create',
   'arc:uniswap-v4:buy',
   'arc:uniswap-v4:sell',
+  'solana:platform:router',
+  'solana:platform:fee-account',
+  'bsc:platform:router',
+  'robinhood:platform:router',
 ];
 
 function testContext(dataDir: string) {

@@ -195,6 +195,7 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', () => {
       dex: 'uniswap-v2',
       identities: ['kol'],
       flags: ['kol'],
+      platforms: ['gmgn'],
     };
     await store.insertTrades([trade, trade]);
     assert.deepEqual(await store.allTrades('base', '0xremotetoken'), [trade]);

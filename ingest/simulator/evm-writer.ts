@@ -24,6 +24,7 @@ import {
   sortTokens,
   type EncodedLog,
 } from '../evm/index.ts';
+import { simEvmRouter } from '../enrichment/sim-platforms.ts';
 import { EVM_SETUP, launchPoolKey, type EvmChain } from './addresses.ts';
 import { blockAt } from './clock.ts';
 import { isqrt, sqrtPriceX96, tickOf, type PoolState } from './curves.ts';
@@ -192,6 +193,8 @@ export function createEvmWriter(seed: string, chain: EvmChain) {
   function trade(event: Trade): ChainRecord {
     const { token } = event;
     const isBuy = event.side === 'buy';
+    // About 40 % of trades are sent to a terminal's trade contract instead (sim-platforms.ts).
+    const platform = simEvmRouter(chain, event.tx);
     if (event.venue === 'curve') {
       const curve = event.curve!;
       const args = {
@@ -208,7 +211,7 @@ export function createEvmWriter(seed: string, chain: EvmChain) {
       return receipt(
         event,
         event.trader,
-        FOURMEME_MANAGER,
+        platform ?? FOURMEME_MANAGER,
         [isBuy ? encodeFourMemePurchase(args) : encodeFourMemeSale(args), tokenLeg(event, FOURMEME_MANAGER)],
         180_000n,
       );
@@ -224,12 +227,12 @@ export function createEvmWriter(seed: string, chain: EvmChain) {
       return receipt(
         event,
         event.trader,
-        ROUTER,
+        platform ?? ROUTER,
         [
           encodeV4Swap({
             poolManager: setup.poolManager,
             id: event.poolAddress as `0x${string}`,
-            sender: ROUTER,
+            sender: platform ?? ROUTER,
             amount0: tokenIs0 ? tokenDelta : quoteDelta,
             amount1: tokenIs0 ? quoteDelta : tokenDelta,
             sqrtPriceX96: price.sqrtPriceX96,
@@ -251,13 +254,13 @@ export function createEvmWriter(seed: string, chain: EvmChain) {
     return receipt(
       event,
       event.trader,
-      ROUTER,
+      platform ?? ROUTER,
       [
         tokenLeg(event, event.poolAddress),
         encodeV2Sync({ pair: event.poolAddress, reserve0: price.reserve0, reserve1: price.reserve1 }),
         encodeV2Swap({
           pair: event.poolAddress,
-          sender: ROUTER,
+          sender: platform ?? ROUTER,
           to: event.trader,
           amount0In: tokenIs0 ? tokenIn : quoteIn,
           amount1In: tokenIs0 ? quoteIn : tokenIn,

@@ -1,20 +1,27 @@
 // SimEvents on solana → getTransaction-shaped records built with ingest/solana's encoders;
 // funding is a System-program transfer (read by ingest/transfers).
 //
+// Launches are each launchpad's create transaction (pump.fun create, LaunchLab initialize with
+// PoolCreateEvent, Meteora DBC initialize_virtual_pool_with_spl_token); graduations its migration
+// (pump.fun migrate, LaunchLab migrate_to_cpswap).
+//
 // Not chain records (documented in docs/sources.md): wallet labels (off-chain knowledge: lines of the
-// labels file), and the creation and graduation of LaunchLab and Meteora DBC tokens (the decoder
-// reads their trades and curve completion, not PoolCreateEvent / EvtInitializePool / the
-// migration to the AMM), emitted as token events until it does.
+// labels file), and the graduation of Meteora DBC tokens: the model moves them to a Raydium CPMM
+// pool, while DBC migrates only to Meteora DAMM v1/v2, whose swaps no decoder reads yet.
 import {
   encodeCalls,
   encodePumpMigration,
+  launchLabCreateCall,
+  launchLabMigrateToCpswapCall,
   launchLabTradeCall,
+  meteoraDbcCreateCall,
   meteoraDbcSwapCall,
   pumpCreateCall,
   pumpSwapBuyCall,
   pumpSwapSellCall,
   pumpTradeCall,
   raydiumCpmmSwapCall,
+  solanaAddress,
   solanaSignature,
   USDC_MINT,
   WSOL_MINT,
@@ -26,6 +33,7 @@ import {
   type SolanaTransaction,
   type TxEnvelope,
 } from '../solana/index.ts';
+import { simSolanaRoute } from '../enrichment/sim-platforms.ts';
 import { buildTransaction } from '../solana/build.ts';
 import { systemTransferCall } from '../transfers/solana-transfers.ts';
 import { SOLANA_REFERENCE_POOL } from './addresses.ts';
@@ -124,21 +132,33 @@ export function createSolanaWriter(seed: string) {
 
   function launch(event: Extract<SimEvent, { type: 'launch' }>): ChainRecord {
     const { token } = event;
-    if (token.launchpad !== 'pumpfun') {
-      return direct(event, {
-        kind: 'created',
-        token: token.address,
-        name: token.name,
-        symbol: token.symbol,
-        uri: token.uri,
-        decimals: token.decimals,
-        supply: token.supply.toString(),
-        creator: token.creator,
-        launchpad: token.launchpad,
-        pool: token.curveAddress,
-        quoteAsset: WSOL_MINT,
-      });
+    const metadata = {
+      baseMint: token.address,
+      creator: token.creator,
+      name: token.name,
+      symbol: token.symbol,
+      uri: token.uri,
+      decimals: token.decimals,
+      supply: token.supply,
+    };
+    if (token.launchpad === 'launchlab') {
+      const curve = token.curve!;
+      // The curve's starting virtual reserves, as the trades report them (curve state moves on).
+      const sold = curve.initialRealToken - curve.realToken;
+      const [virtualBase, virtualQuote] = [curve.virtualToken + sold, curve.virtualQuote - curve.realQuote];
+      const part = launchLabCreateCall(
+        {
+          ...metadata,
+          poolState: token.curveAddress,
+          totalBaseSell: curve.initialRealToken,
+          totalQuoteFundRaising: (virtualQuote * curve.initialRealToken) / (virtualBase - curve.initialRealToken),
+        },
+        emitModeOf(event.tx),
+      );
+      return tx(event, [part]);
     }
+    if (token.launchpad === 'meteora-dbc')
+      return tx(event, [meteoraDbcCreateCall({ ...metadata, pool: token.curveAddress })]);
     return tx(event, [
       pumpCreateCall(
         {
@@ -317,9 +337,22 @@ export function createSolanaWriter(seed: string) {
           return [reference(event)];
         case 'launch':
           return [launch(event)];
-        case 'trade':
-          return [tx(event, [event.venue === 'curve' ? curveTrade(event) : poolTrade(event)])];
+        case 'trade': {
+          // About 40 % of trades go through a terminal's router or pay its fee account (sim-platforms.ts).
+          const part = event.venue === 'curve' ? curveTrade(event) : poolTrade(event);
+          const transaction = encodeCalls({ ...envelope(event), ...simSolanaRoute(event.tx) }, [part]);
+          return [{ kind: 'solana', chain: 'solana', transaction }];
+        }
         case 'graduate': {
+          if (event.token.launchpad === 'launchlab' && event.dex === 'raydium-cpmm') {
+            const part = launchLabMigrateToCpswapCall({
+              payer: solanaAddress('launchlab:migrator'),
+              poolState: event.token.curveAddress,
+              baseMint: event.token.address,
+              cpswapPool: event.pool,
+            });
+            return [tx(event, [part])];
+          }
           if (event.token.launchpad !== 'pumpfun')
             return [direct(event, { kind: 'graduated', token: event.token.address, pool: event.pool, dex: event.dex })];
           const env = envelope(event);

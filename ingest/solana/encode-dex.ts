@@ -2,7 +2,8 @@
 import { solanaAddress } from './address.ts';
 import { encodeFields, type Record_ } from './borsh.ts';
 import { emitEvent, type EmitMode } from './build.ts';
-import { PROGRAMS, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, WSOL_MINT } from './constants.ts';
+import { PROGRAMS, SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, WSOL_MINT } from './constants.ts';
+import { METAPLEX_METADATA_PROGRAM as METADATA_PROGRAM } from './mint-account.ts';
 import {
   anchorIx,
   associatedTokenAddress,
@@ -16,8 +17,10 @@ import {
   CPMM_SWAP,
   CPMM_SWAP_LAYOUTS,
   DBC_CURVE_COMPLETE,
+  DBC_INITIALIZE_PARAMS,
   DBC_SWAP,
   DBC_SWAP2,
+  LAUNCHLAB_POOL_CREATE,
   LAUNCHLAB_TRADE,
   type ClmmSwapEvent,
   type CpmmSwapEvent,
@@ -470,4 +473,202 @@ export function raydiumClmmSwapCall(input: RaydiumClmmSwapInput, emit: EmitMode 
 
 export function encodeRaydiumClmmSwap(input: RaydiumClmmSwapInput & TxEnvelope): SolanaTransaction {
   return encodeCalls(input, [raydiumClmmSwapCall(input, input.emit)]);
+}
+
+const filler = (tag: string, n: number) => Array.from({ length: n }, (_, i) => solanaAddress(`${tag}:${i}`));
+
+export interface LaunchLabCreateInput {
+  poolState: string;
+  creator: string;
+  baseMint: string;
+  quoteMint?: string;
+  name: string;
+  symbol: string;
+  uri: string;
+  decimals: number;
+  supply: bigint;
+  /** Base tokens the curve sells (the rest is kept for the migration). */
+  totalBaseSell: bigint;
+  totalQuoteFundRaising: bigint;
+}
+
+/**
+ * LaunchLab `initialize` (payer, creator, global_config, platform_config, authority, pool_state,
+ * base_mint, quote_mint, base_vault, quote_vault, …) emitting PoolCreateEvent; the whole supply is
+ * minted into the base vault (owned by the pool state, as the trade encoder has it).
+ */
+export function launchLabCreateCall(input: LaunchLabCreateInput, emit: EmitMode = 'cpi'): CallPart {
+  const quoteMint = input.quoteMint ?? WSOL_MINT;
+  const baseMintParam = { decimals: input.decimals, name: input.name, symbol: input.symbol, uri: input.uri };
+  const event = encodeFields(
+    LAUNCHLAB_POOL_CREATE,
+    asRecord({
+      poolState: input.poolState,
+      creator: input.creator,
+      config: solanaAddress('launchlab:global-config'),
+      baseMintParam,
+      curveKind: 0,
+      supply: input.supply,
+    }),
+  );
+  const args = Buffer.concat([
+    encodeMintParams(baseMintParam),
+    // CurveParams::Constant { supply, total_base_sell, total_quote_fund_raising, migrate_type: cpswap }
+    Buffer.from([0]),
+    u64le(input.supply, input.totalBaseSell, input.totalQuoteFundRaising),
+    Buffer.from([1]),
+    // VestingParams: nothing locked
+    u64le(0n, 0n, 0n),
+  ]);
+  const baseVault = solanaAddress(`launchlab:base-vault:${input.poolState}`);
+  return {
+    call: {
+      programId: PROGRAMS.launchlab,
+      accounts: [
+        input.creator,
+        input.creator,
+        solanaAddress('launchlab:global-config'),
+        solanaAddress('launchlab:platform-config'),
+        solanaAddress('launchlab:authority'),
+        input.poolState,
+        input.baseMint,
+        quoteMint,
+        baseVault,
+        solanaAddress(`launchlab:quote-vault:${input.poolState}`),
+        solanaAddress(`launchlab:metadata:${input.baseMint}`),
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        METADATA_PROGRAM,
+        SYSTEM_PROGRAM,
+        'SysvarRent111111111111111111111111111111111',
+        authorityOf(PROGRAMS.launchlab),
+        PROGRAMS.launchlab,
+      ],
+      data: Buffer.concat([anchorIx('initialize'), args]),
+      body: ['Program log: Instruction: Initialize', ...emitEvent(PROGRAMS.launchlab, event, emit)],
+    },
+    balances: [
+      {
+        account: baseVault,
+        mint: input.baseMint,
+        owner: input.poolState,
+        decimals: input.decimals,
+        pre: null,
+        post: input.supply,
+      },
+    ],
+    feePayer: input.creator,
+  };
+}
+
+function encodeMintParams(params: { decimals: number; name: string; symbol: string; uri: string }): Buffer {
+  const text = (value: string) => {
+    const bytes = Buffer.from(value, 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(bytes.length);
+    return Buffer.concat([length, bytes]);
+  };
+  return Buffer.concat([Buffer.from([params.decimals]), text(params.name), text(params.symbol), text(params.uri)]);
+}
+
+/**
+ * LaunchLab `migrate_to_cpswap` (no event): payer, base_mint, quote_mint, platform_config,
+ * cpswap_program, cpswap_pool (5), cpswap_authority, cpswap_lp_mint, cpswap vaults, config,
+ * create-pool fee, observation, lock program/authority/vault, authority, pool_state (17), ….
+ */
+export function launchLabMigrateToCpswapCall(input: {
+  payer: string;
+  poolState: string;
+  baseMint: string;
+  quoteMint?: string;
+  cpswapPool: string;
+}): CallPart {
+  const quoteMint = input.quoteMint ?? WSOL_MINT;
+  return {
+    call: {
+      programId: PROGRAMS.launchlab,
+      accounts: [
+        input.payer,
+        input.baseMint,
+        quoteMint,
+        solanaAddress('launchlab:platform-config'),
+        PROGRAMS.raydiumCpmm,
+        input.cpswapPool,
+        ...filler(`launchlab:cpswap:${input.cpswapPool}`, 10),
+        solanaAddress('launchlab:authority'),
+        input.poolState,
+        solanaAddress('launchlab:global-config'),
+        solanaAddress(`launchlab:base-vault:${input.poolState}`),
+        solanaAddress(`launchlab:quote-vault:${input.poolState}`),
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        SYSTEM_PROGRAM,
+      ],
+      data: anchorIx('migrate_to_cpswap'),
+      body: ['Program log: Instruction: MigrateToCpswap'],
+    },
+    balances: [],
+    feePayer: input.payer,
+  };
+}
+
+export interface MeteoraDbcCreateInput {
+  pool: string;
+  creator: string;
+  baseMint: string;
+  quoteMint?: string;
+  name: string;
+  symbol: string;
+  uri: string;
+  decimals: number;
+  supply: bigint;
+}
+
+/**
+ * Meteora DBC `initialize_virtual_pool_with_spl_token`: config, pool_authority, creator,
+ * base_mint, quote_mint, pool, base_vault, quote_vault, …; args name, symbol, uri. The supply is
+ * minted into the base vault (owned by the pool here, as the simulator's venues report it).
+ */
+export function meteoraDbcCreateCall(input: MeteoraDbcCreateInput): CallPart {
+  const quoteMint = input.quoteMint ?? WSOL_MINT;
+  const baseVault = solanaAddress(`dbc:base-vault:${input.pool}`);
+  return {
+    call: {
+      programId: PROGRAMS.meteoraDbc,
+      accounts: [
+        solanaAddress(`dbc:config:${input.pool}`),
+        solanaAddress('dbc:pool-authority'),
+        input.creator,
+        input.baseMint,
+        quoteMint,
+        input.pool,
+        baseVault,
+        solanaAddress(`dbc:quote-vault:${input.pool}`),
+        solanaAddress(`dbc:metadata:${input.baseMint}`),
+        METADATA_PROGRAM,
+        input.creator,
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        SYSTEM_PROGRAM,
+        authorityOf(PROGRAMS.meteoraDbc),
+        PROGRAMS.meteoraDbc,
+      ],
+      data: Buffer.concat([
+        anchorIx('initialize_virtual_pool_with_spl_token'),
+        encodeFields(DBC_INITIALIZE_PARAMS, asRecord({ name: input.name, symbol: input.symbol, uri: input.uri })),
+      ]),
+      body: ['Program log: Instruction: InitializeVirtualPoolWithSplToken'],
+    },
+    balances: [
+      {
+        account: baseVault,
+        mint: input.baseMint,
+        owner: input.pool,
+        decimals: input.decimals,
+        pre: null,
+        post: input.supply,
+      },
+    ],
+    feePayer: input.creator,
+  };
 }
