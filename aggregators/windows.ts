@@ -14,7 +14,6 @@ export const WINDOW_MS: Record<StatsWindow, number> = {
   '24h': 24 * 3_600_000,
 };
 const SIZES = STATS_WINDOWS.map((w) => WINDOW_MS[w]);
-const LONGEST = 24 * 3_600_000;
 const SECOND = 1000;
 
 /** Bucket granularities by age: level k holds granules of GRANULES[k] ms (each divides the next). */
@@ -69,8 +68,6 @@ export interface TradeRec {
   vn: Dec; // volume native
   vu: Dec; // volume usd
 }
-
-export const before = (a: TradeRec, b: TradeRec) => a.t < b.t || (a.t === b.t && a.seq < b.seq);
 
 /**
  * Stats of every window at stats time t, from records sorted by (t, seq): the trades at or
@@ -388,5 +385,3 @@ export function nextExpiry(win: TradeWindow): number {
 export function hasWindowTrades(win: TradeWindow): boolean {
   return win.heads[SIZES.length - 1]! < win.buckets.length;
 }
-
-export const LONGEST_WINDOW_MS = LONGEST;

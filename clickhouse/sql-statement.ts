@@ -108,10 +108,6 @@ const WRITE_KINDS = new Set([
   'UPSERT',
 ]);
 
-export function isReadStatement(info: StatementInfo): boolean {
-  return READ_KINDS.has(info.kind) && !info.intoOutfile;
-}
-
 /**
  * Whether an analyst's statement is refused before it reaches the engine: known writing kinds
  * and INTO OUTFILE. A word that is no statement at all goes on to the engine, which runs it

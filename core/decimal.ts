@@ -17,10 +17,6 @@ function pow10(n: number): bigint {
 
 const DECIMAL_TEXT = /^-?(\d+)(\.(\d+))?$/;
 
-export function isDecimalString(text: unknown): text is string {
-  return typeof text === 'string' && DECIMAL_TEXT.test(text);
-}
-
 /** Parses a plain decimal string ("-12.5"); throws on anything else (no exponents). */
 export function parse(text: string): Dec {
   const match = DECIMAL_TEXT.exec(text);
@@ -69,11 +65,6 @@ export function toFixedString(value: Dec, digits: number): string {
   return decToString(roundedDiv(value, unit) * unit);
 }
 
-/** For candles only, which the spec makes JSON numbers. */
-export function toNumber(value: Dec): number {
-  return Number(decToString(value));
-}
-
 export function add(a: Dec, b: Dec): Dec {
   return a + b;
 }
@@ -98,20 +89,8 @@ export function div(a: Dec, b: Dec): Dec {
   return roundedDiv(a * ONE_SCALED, b);
 }
 
-export function mulInt(a: Dec, n: number | bigint): Dec {
-  return a * BigInt(n);
-}
-
 export function cmp(a: Dec, b: Dec): -1 | 0 | 1 {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-export function max(a: Dec, b: Dec): Dec {
-  return a > b ? a : b;
-}
-
-export function min(a: Dec, b: Dec): Dec {
-  return a < b ? a : b;
 }
 
 export function abs(a: Dec): Dec {

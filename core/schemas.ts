@@ -202,17 +202,6 @@ export const TradeSide = Type.Union(
 );
 export type TradeSide = Static<typeof TradeSide>;
 
-export const TRADE_FLAGS = [
-  'kol',
-  'fomoscan',
-  'dev',
-  'sniper',
-  'insider',
-  'bundler',
-  'fresh_wallet',
-  'pro_trader',
-] as const;
-
 export const Trade = Type.Object(
   {
     id: Type.String({ description: 'chain:transactionHash:eventIndex' }),
@@ -481,7 +470,6 @@ export type AckFrame = Static<typeof AckFrame>;
  * subscription holds each requested column's whole ranked set; later ones only the items that
  * entered, moved or changed, and `rank: null` (no data) for those that left.
  */
-export const DiscoveryUpdate = DiscoveryResponse;
 export type DiscoveryUpdate = DiscoveryResponse;
 
 export const ErrorFrame = Type.Object(

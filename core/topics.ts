@@ -208,7 +208,6 @@ export const TokenEvent = Type.Union(
   { $id: 'TokenEvent' },
 );
 export type TokenEvent = Static<typeof TokenEvent>;
-export type TokenEventKind = TokenEvent['kind'];
 
 /** spot.trades.v1: a priced trade with what the stream routes on. */
 export const PricedTradeMessage = Type.Object(

@@ -45,8 +45,3 @@ export function compareNewestFirst(a: TradeCursor, b: TradeCursor): number {
   if (a.timestamp !== b.timestamp) return b.timestamp - a.timestamp;
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
-
-/** True when `trade` comes strictly after (is older than) the cursor position. */
-export function isAfterCursor(trade: TradeCursor, cursor: TradeCursor): boolean {
-  return compareNewestFirst(cursor, trade) < 0;
-}

@@ -1,9 +1,8 @@
-// Request checks shared by the routes: path chain and address, query parameters, and the
+// Request checks shared by the routes: query parameters, and the
 // mapping of TypeBox errors to the spec's {field, message} details (one per problem).
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { canonicalAddress, isChain, type Chain } from '../core/chains.ts';
-import { unsupportedChain, validationError } from '../core/errors.ts';
+import { validationError } from '../core/errors.ts';
 import type { ValidationDetail } from '../core/schemas.ts';
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -41,17 +40,6 @@ export class Problems {
         : this.list;
     throw validationError(details);
   }
-}
-
-/** Chain slug then address of the path: UNSUPPORTED_CHAIN first, then the address format. */
-export function parseTokenPath(params: Record<string, string>): { chain: Chain; address: string } {
-  const chain = params.chain ?? '';
-  if (!isChain(chain)) throw unsupportedChain(chain);
-  const address = canonicalAddress(chain, params.address ?? '');
-  if (address === null) {
-    throw validationError([{ field: 'address', message: `"${params.address}" is not a ${chain} token address.` }]);
-  }
-  return { chain, address };
 }
 
 /** One value of a query parameter; a parameter sent twice is a problem. */

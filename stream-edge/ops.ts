@@ -3,7 +3,6 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { Metrics } from '../core/metrics.ts';
 import { OPS_PATHS, type Ops } from '../query-api/ops-routes.ts';
-import type { StreamEdgeStats } from './server.ts';
 
 export function mountOps(app: TemplatedApp, ops: Ops): void {
   for (const path of OPS_PATHS) {
@@ -26,6 +25,19 @@ export function mountOps(app: TemplatedApp, ops: Ops): void {
 }
 
 /** Reads the edge's counters on every scrape. */
+/** What the edge counts (its stats(), read by the metrics collector). */
+export interface StreamEdgeStats {
+  connections: number;
+  subscriptions: number;
+  /** Frames held by the edge for all connections, not yet handed to a socket. */
+  framesQueued: number;
+  framesSent: number;
+  updatesSent: number;
+  messagesRouted: number;
+  messagesInvalid: number;
+  backpressureCloses: number;
+}
+
 export function trackStreamStats(metrics: Metrics, stats: () => StreamEdgeStats): void {
   const { families } = metrics;
   metrics.onCollect(() => {

@@ -12,18 +12,11 @@ import type { Trade } from '../core/schemas.ts';
 import { TOPICS, isTopicValue, type PricedTradeMessage } from '../core/topics.ts';
 import { tradePosition } from './cursor.ts';
 import type { TradesSpec } from './protocol.ts';
-import type { Subscription } from './subscriptions.ts';
+import type { CatchUp, Subscription } from './subscriptions.ts';
 import { updateTail } from './update-frames.ts';
 
 /** Messages a reader hands over per batch; small, so one batch never floods a socket. */
 const READ_BATCH = 256;
-
-export interface CatchUp {
-  /** Per partition: the offset from which the live feed delivers, or -1 while the reader covers it. */
-  liveFrom: number[];
-  /** Per partition: the next offset the reader covers. */
-  readerAt: number[];
-}
 
 /** Whether the live feed delivers the trade at `partition`/`offset` to a catching-up subscription. */
 export function liveAccepts(catchUp: CatchUp, partition: number, offset: number): boolean {

@@ -12,8 +12,6 @@ import { caughtUp, coveredPositions, liveAccepts } from './resume.ts';
 import { updateTail } from './update-frames.ts';
 import type { Subscription, SubscriptionIndex } from './subscriptions.ts';
 
-export const ROUTED_TOPICS = [TOPICS.trades.name, TOPICS.candles.name, TOPICS.tokens.name] as const;
-
 /** Longest a routed frame waits for the end of a long event-loop turn before it is written. */
 const MAX_HOLD_MS = 2;
 

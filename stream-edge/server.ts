@@ -42,7 +42,9 @@ import { createSlots, startCatchUp, tradeText, type CatchUpRun } from './resume.
 import { createRouter, type RouterCounters } from './router.ts';
 import { createSubscriptionIndex, type Subscription } from './subscriptions.ts';
 import type { Ops } from '../query-api/ops-routes.ts';
-import { mountOps } from './ops.ts';
+import { mountOps, type StreamEdgeStats } from './ops.ts';
+
+export type { StreamEdgeStats };
 import { createFrameAssembler, cursorPrefix, updatePrefix, updateTail } from './update-frames.ts';
 
 export const DEFAULT_MAX_CONNECTIONS_PER_KEY = 100;
@@ -79,18 +81,6 @@ export interface StreamEdgeOptions {
    */
   views?: HotViews;
   now?: () => number;
-}
-
-export interface StreamEdgeStats {
-  connections: number;
-  subscriptions: number;
-  /** Frames held by the edge for all connections, not yet handed to a socket. */
-  framesQueued: number;
-  framesSent: number;
-  updatesSent: number;
-  messagesRouted: number;
-  messagesInvalid: number;
-  backpressureCloses: number;
 }
 
 export interface StreamEdge {

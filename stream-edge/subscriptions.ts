@@ -5,7 +5,13 @@ import type { Chain } from '../core/chains.ts';
 import type { Denomination, Identity, Metric, Timeframe } from '../core/schemas.ts';
 import type { Outbox } from './backpressure.ts';
 import type { DiscoverySpec, SubscriptionSpec } from './protocol.ts';
-import type { CatchUp } from './resume.ts';
+
+export interface CatchUp {
+  /** Per partition: the offset from which the live feed delivers, or -1 while the reader covers it. */
+  liveFrom: number[];
+  /** Per partition: the next offset the reader covers. */
+  readerAt: number[];
+}
 
 export interface Subscription {
   id: string;

@@ -6,10 +6,8 @@ import { createEmbeddedLog } from './embedded.ts';
 import { createKafkaLog } from './kafka.ts';
 
 export type * from './types.ts';
-export { createEmbeddedLog, type EmbeddedLogOptions } from './embedded.ts';
-export { createKafkaLog, type KafkaLogOptions } from './kafka.ts';
-export { partitionFor } from './partitioner.ts';
-export { produceValues, decodeValue, type TypedMessage } from './typed.ts';
+export { createEmbeddedLog } from './embedded.ts';
+export { createKafkaLog } from './kafka.ts';
 
 export function embeddedLogPath(dataDir: string): string {
   return path.join(dataDir, 'log', 'events.sqlite');

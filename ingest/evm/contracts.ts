@@ -1,6 +1,17 @@
 // Contract addresses from CHAINS.md 2.2/2.3 (lower-case), for dex attribution and the simulator.
 import type { Chain } from '../../core/chains.ts';
-import type { EvmDex } from './registry.ts';
+
+/** The EVM venues the decoder attributes trades to. */
+export type EvmDex =
+  | 'uniswap-v2'
+  | 'pancakeswap-v2'
+  | 'uniswap-v3'
+  | 'pancakeswap-v3'
+  | 'uniswap-v4'
+  | 'pancakeswap-infinity-cl'
+  | 'pancakeswap-infinity-bin'
+  | 'aerodrome'
+  | 'fourmeme';
 
 export const EVM_CONTRACTS = {
   uniswapV2Factory: {

@@ -1,18 +1,9 @@
 // What the decoder must know beyond one log: which tokens a pool trades (pool registry) and
 // token decimals and launch facts (token registry). Both are in memory, keyed by chain.
 import { CHAIN_INFO, CHAINS, EVM_NATIVE_ADDRESS, type Chain } from '../../core/chains.ts';
-import { LAUNCH_HOOKS } from './contracts.ts';
+import { LAUNCH_HOOKS, type EvmDex } from './contracts.ts';
 
-export type EvmDex =
-  | 'uniswap-v2'
-  | 'pancakeswap-v2'
-  | 'uniswap-v3'
-  | 'pancakeswap-v3'
-  | 'uniswap-v4'
-  | 'pancakeswap-infinity-cl'
-  | 'pancakeswap-infinity-bin'
-  | 'aerodrome'
-  | 'fourmeme';
+export type { EvmDex };
 
 export interface PoolInfo {
   /** Pair or pool address; on Uniswap V4 the bytes32 pool id. Lower-case. */

@@ -7,7 +7,7 @@ import type { SimEvent } from './model.ts';
 import type { ChainRecord } from './records.ts';
 import { createSolanaWriter } from './solana-writer.ts';
 
-export type { ChainRecord, TokenMetadata } from './records.ts';
+export type { ChainRecord } from './records.ts';
 
 export interface ChainWriter {
   write(event: SimEvent): ChainRecord[];

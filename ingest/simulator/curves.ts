@@ -135,12 +135,6 @@ export function sqrtPriceX96(reserve0: bigint, reserve1: bigint): bigint {
   return isqrt((reserve1 << 192n) / reserve0);
 }
 
-/** sqrt(quote/base) in Q64.64 (Meteora, Raydium CLMM). */
-export function sqrtPriceX64(base: bigint, quote: bigint): bigint {
-  if (base === 0n) return 0n;
-  return isqrt((quote << 128n) / base);
-}
-
 /** Uniswap tick of a raw price amount1/amount0: floor(log_1.0001(price)). */
 export function tickOf(reserve0: bigint, reserve1: bigint): number {
   if (reserve0 === 0n || reserve1 === 0n) return 0;

@@ -17,9 +17,6 @@ import {
 
 export type Launchpad = 'pumpfun' | 'launchlab' | 'meteora-dbc' | 'fourmeme' | 'clanker' | 'pools.trade' | 'arc-launch';
 
-/** Uniswap-V4 launchpads: the token starts in a V4 pool, there is no bonding curve. */
-export const V4_LAUNCHPADS: ReadonlySet<Launchpad> = new Set(['clanker', 'pools.trade', 'arc-launch']);
-
 /** Curve parameters per launchpad: virtual reserves in base units, the sellable share, token decimals. */
 export function newCurve(
   launchpad: Launchpad,

@@ -77,9 +77,6 @@ function directInstructions(groups: { top: Instruction; inner: Instruction[] }[]
   return found;
 }
 
-/** Program ids the decoder reads events from (a source can filter transactions on them). */
-export const DECODED_PROGRAMS: readonly string[] = [...HANDLERS.keys()];
-
 /** Whether an event comes before an instruction: an instruction precedes its own events. */
 function eventFirst(event: RawEvent, ix: Instruction): boolean {
   return event.order[0] < ix.top || (event.order[0] === ix.top && event.order[1] < ix.inner + 1);
