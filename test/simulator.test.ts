@@ -511,6 +511,38 @@ describe('market simulator', function () {
     }
   });
 
+  it('live: a market behind the clock advances at most one second of event time per step and stops at once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-behind-'));
+    try {
+      const { batches, publisher } = collector();
+      let clock = START;
+      const source = createSimulatorSource(testContext(dir), {
+        publisher,
+        seed: 5,
+        rate: 200,
+        warmHours: 0,
+        chains: ['base'],
+        now: () => clock,
+        tickMs: 5,
+      });
+      await source.start();
+      await source.warmedUp;
+      clock = START + 3_600_000; // an hour behind: one batch of it would be ~720k swaps
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const asked = Date.now();
+      await source.stop();
+      assert.ok(Date.now() - asked < 2000, `stopped in ${Date.now() - asked} ms`);
+      const live = batches.filter((batch) => batch.swaps.length > 0);
+      assert.ok(live.length > 1, `${live.length} live steps`);
+      for (const batch of live) {
+        const times = batch.swaps.map((swap) => swap.blockTime);
+        assert.ok(Math.max(...times) - Math.min(...times) <= 1000, 'one step spans at most 1 s of event time');
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('publishes through the ingest publisher onto the event log', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-log-'));
     const ctx = testContext(dir);

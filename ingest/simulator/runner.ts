@@ -29,6 +29,9 @@ import type { SimulatorNode } from './node.ts';
 import { createSimulatorPipeline, type SimulatorPipeline } from './pipeline.ts';
 import type { ChainRecord } from './records.ts';
 
+/** Longest span of event time one live step generates (see the live loop). */
+const LIVE_STEP_MS = 1000;
+
 export interface SimulatorSourceOptions {
   publisher: Pick<IngestPublisher, 'publish'>;
   seed: number | string;
@@ -222,7 +225,10 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     }
     resolveWarm();
     while (!stopped) {
-      const until = now();
+      // At most LIVE_STEP_MS of event time per step: a market that falls behind the clock lags in
+      // event time instead of generating an ever larger synchronous batch that starves the thread
+      // (signals, the SQL endpoint) and makes a stop wait for it.
+      const until = Math.min(now(), market.now + LIVE_STEP_MS);
       if (until > market.now) {
         try {
           await publishUpTo(market, pipeline, until, options.rate);
@@ -232,7 +238,9 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
           logger.error({ err: (error as Error).message }, 'simulator tick failed');
         }
       }
-      if (!stopped) await sleep(tickMs);
+      if (stopped) break;
+      if (now() - market.now > tickMs) await new Promise<void>((resolve) => setImmediate(resolve));
+      else await sleep(tickMs);
     }
   }
 
