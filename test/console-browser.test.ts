@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
+import nodeHttp from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -125,17 +125,47 @@ describe('console in headless chromium', function () {
     for (const dir of [dataDir, userDataDir]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('without a session shows how to open one, and the console API answers 401', async () => {
-    await page.goto(`${http}/`);
-    await page.waitForSelector('[data-testid=no-session]', { timeout: 10_000 });
-    // Page code as text: tsconfig has no DOM types, and tsx's helpers (__name) do not exist in the page.
-    const answer = (await page.evaluate(`fetch('/console/api/v1/discovery', { method: 'POST', body: '{}' })
-      .then(async (response) => ({ status: response.status, body: await response.json() }))`)) as {
-      status: number;
-      body: { error: { code: string } };
-    };
-    assert.equal(answer.status, 401);
-    assert.equal(answer.body.error.code, 'UNAUTHORIZED');
+  it('a request naming another host (DNS rebinding) gets no session and the no-session page; the console API answers 401 without one', async () => {
+    const url = new URL(http);
+    const rebound = await new Promise<{ status: number; cookie: string[] | undefined }>((resolve, reject) => {
+      nodeHttp
+        .get(
+          { host: url.hostname, port: url.port, path: '/', headers: { Host: `rebound.example:${url.port}` } },
+          (res) => {
+            res.resume();
+            resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie'] });
+          },
+        )
+        .on('error', reject);
+    });
+    assert.equal(rebound.status, 200);
+    assert.equal(rebound.cookie, undefined, 'no session for a host that is not loopback');
+    const api = await fetch(`${http}/console/api/v1/discovery`, { method: 'POST', body: '{}' });
+    assert.equal(api.status, 401);
+    assert.equal(((await api.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
+  });
+
+  it('on loopback GET / opens a session by itself: the board shows what POST /v1/discovery returns', async () => {
+    const fresh = await browser.newPage();
+    try {
+      await browser.clearCookies();
+      await fresh.goto(`${http}/`);
+      const session = (await browser.cookies(http)).find((cookie) => cookie.name === 'spot_console');
+      assert.ok(session?.httpOnly, 'an HttpOnly session cookie from GET / on loopback');
+      await waitFor(
+        async () => {
+          const api = await discovery();
+          const shown = (await fresh.evaluate(`[...document.querySelectorAll('[data-testid=board-row]')]
+            .map((row) => row.dataset.symbol)`)) as string[];
+          const expected = COLUMNS.flatMap((column) => api[column]!.map((t) => t.symbol));
+          return expected.length > 0 && expected.every((symbol) => shown.includes(symbol)) ? true : undefined;
+        },
+        60_000,
+        'the board of a page opened without a link',
+      );
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('opens a session from the banner link once; the board shows what POST /v1/discovery returns in all three columns', async () => {
@@ -294,7 +324,7 @@ describe('console access modes (SPOT_CONSOLE)', () => {
         sendError(koa, error as SpotError);
       }
     });
-    const server = http.createServer(app.callback());
+    const server = nodeHttp.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return {

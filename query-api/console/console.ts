@@ -42,6 +42,10 @@ function loadAssets(): Map<string, Asset> {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+/** Host names (of the Host header) that are loopback; koa.hostname strips the port and IPv6 brackets. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const sessionCookie = (session: string) =>
+  `${CONSOLE_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}`;
 
 const unauthorizedConsole = () =>
   new SpotError(
@@ -89,10 +93,7 @@ export function createConsole(deps: ConsoleDeps): ConsoleHandler {
         );
         return true;
       }
-      koa.set(
-        'Set-Cookie',
-        `${CONSOLE_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}`,
-      );
+      koa.set('Set-Cookie', sessionCookie(session));
       koa.status = 303;
       koa.set('Location', '/');
       koa.body = '';
@@ -119,6 +120,17 @@ export function createConsole(deps: ConsoleDeps): ConsoleHandler {
 
     const asset = assets.get(koa.path);
     if (!asset) throw notFound('The console has no such file.');
+    // On loopback the operator is on this machine: the page itself opens a session, no link needed.
+    // The Host must name loopback too, so a page of another origin rebound to 127.0.0.1 gets none.
+    if (
+      deps.mode === 'loopback' &&
+      (koa.path === '/' || koa.path === '/console') &&
+      LOOPBACK_HOSTS.has(koa.hostname) &&
+      !deps.sessions.valid(koa.cookies.get(CONSOLE_COOKIE))
+    ) {
+      const session = deps.sessions.redeem(deps.sessions.mintToken());
+      if (session) koa.set('Set-Cookie', sessionCookie(session));
+    }
     if (koa.method !== 'GET' && koa.method !== 'HEAD') {
       koa.status = 405;
       koa.set('Allow', 'GET, HEAD');
