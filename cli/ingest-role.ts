@@ -20,6 +20,7 @@ import { labelCsvLine, LABEL_CSV_HEADER, parseLabels } from '../ingest/labels/fo
 import { createLabelImporter, type LabelImporter } from '../ingest/labels/import.ts';
 import { createEvmRpcSource } from '../ingest/sources/evm-rpc.ts';
 import { createSolanaBlockSource, type SolanaBlockCursor } from '../ingest/sources/solana-blocks.ts';
+import { createSolanaGeyserSource } from '../ingest/sources/solana-geyser.ts';
 import type { ChainSource } from '../ingest/sources/solana-rpc.ts';
 import type { EvmChain } from '../ingest/simulator/addresses.ts';
 import type { Anchor } from '../ingest/simulator/node-chains.ts';
@@ -53,6 +54,17 @@ interface SourceSetup {
 /** One block source per chain: the same code for a real node and the simulator's. */
 function createChainSource(ctx: Context, chain: Chain, url: string, setup: SourceSetup): ChainSource {
   const { publisher, cursors, simulated, from } = setup;
+  if (CHAIN_INFO[chain].family === 'solana' && !simulated && ctx.config.geyserSolana) {
+    // Same decoders and cursor as the getBlock source; SPOT_RPC_SOLANA still serves enrichment.
+    return createSolanaGeyserSource(ctx, {
+      url: ctx.config.geyserSolana,
+      token: ctx.config.geyserToken,
+      publisher,
+      cursors,
+      sourceId: SOLANA_CURSOR,
+      decoder: createSolanaDecoder({ logger: ctx.logger, metrics: ctx.metrics }),
+    });
+  }
   if (CHAIN_INFO[chain].family === 'solana') {
     return createSolanaBlockSource(ctx, {
       url,
@@ -118,11 +130,13 @@ async function importCexList(labels: LabelImporter, chains: Chain[]): Promise<vo
 export async function startIngest(runtime: Runtime): Promise<void> {
   const { ctx, log } = runtime;
   // --chains (SPOT_SIM_CHAINS) limits either source: only the listed chains' endpoints are followed.
-  const rpcChains = (Object.keys(ctx.config.rpc) as Chain[]).filter((chain) => ctx.config.simChains.includes(chain));
+  // A Geyser endpoint follows Solana as an RPC endpoint does.
+  const endpoints = { ...(ctx.config.geyserSolana ? { solana: ctx.config.geyserSolana } : {}), ...ctx.config.rpc };
+  const rpcChains = (Object.keys(endpoints) as Chain[]).filter((chain) => ctx.config.simChains.includes(chain));
   const stops: { name: string; stop(): Promise<void> }[] = [];
   const openCursors = () => createCursorStore(ctx, { path: path.join(ctx.config.dataDir, 'ingest-cursors.sqlite') });
 
-  if (Object.keys(ctx.config.rpc).length > 0 && rpcChains.length === 0) {
+  if (Object.keys(endpoints).length > 0 && rpcChains.length === 0) {
     throw new Error(
       `--chains ${ctx.config.simChains.join(',')} names no chain with an RPC endpoint (SPOT_RPC_<CHAIN>)`,
     );
@@ -141,7 +155,7 @@ export async function startIngest(runtime: Runtime): Promise<void> {
     const cursors = openCursors();
     await importCexList(labels, rpcChains);
     for (const chain of rpcChains) {
-      const source = createChainSource(ctx, chain, ctx.config.rpc[chain]!, { publisher, cursors, simulated: false });
+      const source = createChainSource(ctx, chain, endpoints[chain]!, { publisher, cursors, simulated: false });
       await source.start();
       stops.push({ name: `rpc:${chain}`, stop: () => source.stop() });
       ctx.logger.info({ chain }, 'following chain over RPC');

@@ -18,6 +18,10 @@ export interface Config {
   apiKeys: string[];
   logLevel: LogLevel;
   rpc: Partial<Record<Chain, string>>;
+  /** Yellowstone gRPC (Geyser) endpoint: when set, Solana is read from its block stream instead of getBlock polling. */
+  geyserSolana: string | null;
+  /** x-token of the Geyser endpoint (a secret: never logged). */
+  geyserToken: string | null;
   simSeed: number;
   simRate: number;
   simWarmHours: number;
@@ -270,6 +274,19 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
       });
       return rpc;
     },
+  },
+  geyserSolana: {
+    variables: ['SPOT_GEYSER_SOLANA'],
+    default: 'none',
+    meaning:
+      'Yellowstone gRPC (Geyser) endpoint (http(s)); with it Solana is read from its confirmed block stream instead of `getBlock` polling ([sources.md](sources.md))',
+    parse: (env, name) => url(env, name, ['http:', 'https:']),
+  },
+  geyserToken: {
+    variables: ['SPOT_GEYSER_TOKEN'],
+    default: 'none',
+    meaning: '`x-token` sent to `SPOT_GEYSER_SOLANA` (a secret: never logged)',
+    parse: (env, name) => raw(env, name) ?? null,
   },
   simSeed: {
     ...numberSetting('SPOT_SIM_SEED', 42, 0, 'simulator seed: the same seed gives the same market'),

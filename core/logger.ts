@@ -50,6 +50,8 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
           '*.apiKey',
           'config.apiKeys',
           'apiKeys',
+          'geyserToken',
+          'config.geyserToken',
         ],
         censor: '[redacted]',
       },

@@ -20,6 +20,7 @@
 // loop; a block not pushed, or pushed malformed, is fetched. Endpoints without blockSubscribe get
 // slotSubscribe as a wake-up: the loop polls at once on each new slot.
 import type { Context } from '../../core/context.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { TokenEvent } from '../../core/topics.ts';
 import type { CursorStore } from '../cursor-store.ts';
 import type { IngestPublisher, IngestRecords } from '../publisher.ts';
@@ -75,7 +76,7 @@ export interface SolanaBlockSourceOptions {
 /** getBlock answers for a slot that never had a block (skipped, or pruned from long-term storage). */
 const SKIPPED_CODES = new Set([-32007, -32009]);
 
-interface RpcBlock {
+export interface RpcBlock {
   blockhash: string;
   previousBlockhash: string;
   parentSlot: number;
@@ -121,6 +122,37 @@ export function checkBlock(value: unknown, slot: number): RpcBlock {
     }
   }
   return block;
+}
+
+/**
+ * Every transaction of a block through the decoder and the transfer extractor (funding, balances);
+ * one that fails to decode is logged and skipped. Shared by the getBlock and Geyser sources.
+ */
+export function decodeBlockRecords(
+  ctx: Context,
+  logger: Logger,
+  parts: { decoder: SolanaTransactionDecoder; transfers: SolanaTransferExtractor },
+  slot: number,
+  block: RpcBlock,
+): IngestRecords {
+  const out: IngestRecords = { swaps: [], events: [] };
+  for (const entry of block.transactions) {
+    const tx = Object.assign({ slot, blockTime: block.blockTime }, entry) as SolanaTransaction;
+    try {
+      const decoded = parts.decoder.decodeTransaction(tx);
+      const extra: TokenEvent[] = parts.transfers.extract(tx, decoded);
+      for (const swap of decoded.swaps) out.swaps.push(swap);
+      for (const event of decoded.events) out.events.push(event);
+      for (const event of extra) out.events.push(event);
+    } catch (error) {
+      ctx.metrics.inc('ingest.solana.decode_failures');
+      logger.error(
+        { err: (error as Error).message, slot, signature: tx.transaction.signatures[0] },
+        'decode failed; transaction skipped',
+      );
+    }
+  }
+  return out;
 }
 
 class NotServedYet extends Error {}
@@ -225,26 +257,8 @@ export function createSolanaBlockSource(ctx: Context, options: SolanaBlockSource
     });
   }
 
-  function decodeBlock(slot: number, block: RpcBlock): IngestRecords {
-    const out: IngestRecords = { swaps: [], events: [] };
-    for (const entry of block.transactions) {
-      const tx = Object.assign({ slot, blockTime: block.blockTime }, entry) as SolanaTransaction;
-      try {
-        const decoded = options.decoder.decodeTransaction(tx);
-        const extra: TokenEvent[] = transfers.extract(tx, decoded);
-        for (const swap of decoded.swaps) out.swaps.push(swap);
-        for (const event of decoded.events) out.events.push(event);
-        for (const event of extra) out.events.push(event);
-      } catch (error) {
-        ctx.metrics.inc('ingest.solana.decode_failures');
-        logger.error(
-          { err: (error as Error).message, slot, signature: tx.transaction.signatures[0] },
-          'decode failed; transaction skipped',
-        );
-      }
-    }
-    return out;
-  }
+  const decodeBlock = (slot: number, block: RpcBlock) =>
+    decodeBlockRecords(ctx, logger, { decoder: options.decoder, transfers }, slot, block);
 
   /** Walks back the remembered hashes to the newest still canonical and rolls the cursor back to it. */
   async function rollBack(current: SolanaBlockCursor, at: number): Promise<void> {
