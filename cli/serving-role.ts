@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { writerUrl } from '../clickhouse/sql-auth.ts';
 import { ConfigError } from '../core/config.ts';
 import type { Runtime } from './runtime.ts';
+import { lowerIngestPriority } from './thread-priority.ts';
 import type { MainThreadMessage, ServingThreadData, ServingThreadMessage } from './serving-thread.ts';
 
 /** How long a stopping serving thread may take to close its servers and readers. */
@@ -24,11 +25,11 @@ export async function startServingThread(runtime: Runtime, sqlPort: number): Pro
   let stopped: Promise<void> | null = null;
   const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
 
-  const started = new Promise<void>((resolve, reject) => {
+  const started = new Promise<number | null>((resolve, reject) => {
     const onMessage = (message: ServingThreadMessage) => {
       if (message.type === 'ready') {
         Object.assign(runtime.endpoints, message.endpoints);
-        resolve();
+        resolve(message.threadId);
       }
       if (message.type === 'failed') {
         reject(message.variable ? new ConfigError(message.variable, message.message) : new Error(message.message));
@@ -38,12 +39,14 @@ export async function startServingThread(runtime: Runtime, sqlPort: number): Pro
     worker.once('error', reject);
     void exited.then((code) => reject(new Error(`the serving thread exited during start-up (code ${code})`)));
   });
+  let servingThreadId: number | null;
   try {
-    await started;
+    servingThreadId = await started;
   } catch (error) {
     await worker.terminate();
     throw error;
   }
+  lowerIngestPriority(ctx.config.ingestNice, servingThreadId, ctx.logger);
 
   // The main thread's side of the ops endpoints the serving thread answers (its metrics, its readiness).
   const ops = runtime.ops();

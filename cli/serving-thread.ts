@@ -11,6 +11,7 @@ import { createEmbeddedLog, embeddedLogPath } from '../core/eventlog/index.ts';
 import { createLogger } from '../core/logger.ts';
 import type { OpsPeer } from '../query-api/ops-routes.ts';
 import { startApi, startEdge } from './roles.ts';
+import { currentThreadId } from './thread-priority.ts';
 import { createRuntime, type Endpoints } from './runtime.ts';
 
 export interface ServingThreadData {
@@ -19,7 +20,8 @@ export interface ServingThreadData {
 
 /** Messages the serving thread posts to the main thread. */
 export type ServingThreadMessage =
-  | { type: 'ready'; endpoints: Endpoints }
+  /** threadId: this thread's kernel id (Linux), so the main thread can leave its priority alone. */
+  | { type: 'ready'; endpoints: Endpoints; threadId: number | null }
   | { type: 'failed'; message: string; variable?: string }
   | { type: 'stopped' }
   | { type: 'ops-request'; id: number; what: 'metrics' | 'readiness' };
@@ -93,7 +95,7 @@ port.on('message', (message: MainThreadMessage) => {
 try {
   const api = await startApi(runtime);
   await startEdge(runtime, api.views);
-  post({ type: 'ready', endpoints: runtime.endpoints });
+  post({ type: 'ready', endpoints: runtime.endpoints, threadId: currentThreadId() });
 } catch (error) {
   await runtime.stop();
   post(

@@ -52,6 +52,7 @@ export interface Config {
    * were 2/3 of spot up's CPU at 200 swaps/s. Serving reads hot views from the log, not the store.
    */
   storeFlushMs: number;
+  ingestNice: number;
   /** Port of /metrics, /healthz, /readyz for roles without a REST port (ingest, aggregate); null: none. */
   metricsPort: number | null;
   /** /readyz answers 503 while a consumer group of the process is more than this many messages behind. */
@@ -320,6 +321,18 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     meaning:
       '`1`: serve the simulator as a local chain node on loopback, read by the same block sources as a real node (docs/sources.md)',
     parse: (env, name) => ['1', 'true'].includes((env[name] ?? '').toLowerCase()),
+  },
+  ingestNice: {
+    variables: ['SPOT_INGEST_NICE'],
+    default: code(10),
+    meaning:
+      "`spot up` on Linux: the nice value (0–19) of the main thread (ingest, aggregation, store) and chDB's threads, so the serving thread (nice 0) gets a core first when the machine is busy; `0` leaves priorities alone (docs/performance.md)",
+    parse: (env, name) => {
+      const value = number(env, name, 10, 0);
+      if (!Number.isInteger(value) || value > 19)
+        throw new ConfigError(name, `must be an integer from 0 to 19, got "${value}"`);
+      return value;
+    },
   },
   storeFlushMs: numberSetting(
     'SPOT_STORE_FLUSH_MS',

@@ -128,6 +128,33 @@ describe('operations: spot up serves metrics and health', function () {
     assert.equal(fields.console, undefined);
   });
 
+  it('runs the main thread and chDB threads at SPOT_INGEST_NICE (default 10) and the serving thread at 0 (Linux)', async function () {
+    if (!fs.existsSync('/proc/thread-self')) this.skip();
+    const line = await waitFor(
+      async () =>
+        proc
+          .output()
+          .split('\n')
+          .find((text) => text.includes('ingest threads lowered')),
+      30_000,
+      'the priority line',
+    );
+    const { servingThreadId } = JSON.parse(line) as { servingThreadId: number };
+    const pid = proc.child.pid!;
+    // Field 19 of /proc/<pid>/task/<tid>/stat (after the parenthesised name) is the thread's nice value.
+    const niceOf = (tid: number) =>
+      Number(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const nameOf = (tid: number) => fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    assert.equal(niceOf(pid), 10, 'main thread');
+    assert.equal(niceOf(servingThreadId), 0, 'serving thread');
+    const native = fs
+      .readdirSync(`/proc/${pid}/task`)
+      .map(Number)
+      .filter((tid) => nameOf(tid) !== 'node');
+    assert.ok(native.length > 0, 'chDB runs threads of its own');
+    for (const tid of native) assert.equal(niceOf(tid), 10, `thread ${tid} (${nameOf(tid)})`);
+  });
+
   it('answers /healthz and /readyz on both ports without a key and without spending the request budget', async () => {
     const before = Number((await discovery(http)).headers.get('x-ratelimit-remaining'));
     for (const base of [http, `http://${wsBase}`]) {
