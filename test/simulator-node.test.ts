@@ -80,13 +80,6 @@ function sourceFiles(root: string): string[] {
   return out;
 }
 
-/**
- * Token events the simulator still emits without a decoder: Meteora DBC graduation (the model
- * moves DBC tokens to a Raydium CPMM pool; DBC migrates only to Meteora DAMM, whose swaps no
- * decoder reads yet), and the in-process path's labels (SPOT_SIM_NODE=0).
- */
-const NOT_FROM_A_DECODER = new Set(['ingest/simulator/solana-writer.ts', 'ingest/simulator/records.ts']);
-
 const eventKey = (event: TokenEvent) =>
   event.kind === 'walletLabel'
     ? `label:${event.chain}:${event.wallet}:${[...event.labels].sort().join('|')}`
@@ -156,15 +149,10 @@ describe('simulator node', function () {
     const offChain = actual.events.filter(
       (event) => !expected.onChain.has(event.transactionHash) && !event.transactionHash.startsWith('labels-'),
     );
-    const dbcTokens = new Set(
-      actual.events.flatMap((event) =>
-        event.kind === 'created' && event.launchpad === 'meteora-dbc' ? [event.token] : [],
-      ),
-    );
-    assert.deepEqual(
-      offChain.filter((event) => !(event.kind === 'graduated' && dbcTokens.has(event.token))),
-      [],
-      'only Meteora DBC graduations (to a pool no DBC instruction makes) are not chain data',
+    assert.deepEqual(offChain, [], 'every token event is chain data or a label import');
+    assert.ok(
+      actual.events.some((event) => event.kind === 'graduated' && expected.onChain.has(event.transactionHash)),
+      'graduations are served as chain data',
     );
     assert.ok(
       ['launchlab', 'meteora-dbc'].every((launchpad) =>
@@ -213,8 +201,7 @@ describe('simulator node', function () {
     for (const file of sourceFiles(root)) {
       const relative = path.relative(root, file);
       const text = fs.readFileSync(file, 'utf8');
-      if (builds.test(text) && !allowed.test(relative) && !NOT_FROM_A_DECODER.has(relative))
-        offenders.push(`${relative} builds token events`);
+      if (builds.test(text) && !allowed.test(relative)) offenders.push(`${relative} builds token events`);
       if (/produce\w*\(\s*TOPICS\.tokenEvents/.test(text) && relative !== 'ingest/publisher.ts')
         offenders.push(`${relative} produces to the token-events topic`);
       if (

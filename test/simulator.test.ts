@@ -21,7 +21,13 @@ import { blockAt } from '../ingest/simulator/clock.ts';
 import { createMarket, type SimEvent, type SimToken } from '../ingest/simulator/model.ts';
 import { createSimulatorPipeline } from '../ingest/simulator/pipeline.ts';
 import { createSimulatorSource, readSimulatorState } from '../ingest/simulator/runner.ts';
-import { cpmmLayout, dbcVersion, pumpLayouts, pumpSwapLayout } from '../ingest/simulator/solana-writer.ts';
+import {
+  cpmmLayout,
+  dammV2Events,
+  dbcVersion,
+  pumpLayouts,
+  pumpSwapLayout,
+} from '../ingest/simulator/solana-writer.ts';
 
 const START = Date.UTC(2026, 10, 1, 12);
 const MANAGER = EVM_CONTRACTS.fourMemeTokenManager2.bsc;
@@ -87,7 +93,9 @@ function expectedTradeSwap(e: Trade): Partial<RawSwap> {
     if (withFees) swap.fees = { platform: fees.toString() };
   } else {
     const pool = e.pool!;
-    if (e.dex !== 'uniswap-v4') swap.reserves = { token: pool.token.toString(), quote: pool.quote.toString() };
+    // DAMM v2's EvtSwap (releases to 0.1.4) carries no reserves; EvtSwap2 does.
+    const withReserves = e.dex !== 'uniswap-v4' && !(e.dex === 'meteora-damm-v2' && dammV2Events(e.tx) === 'v1');
+    if (withReserves) swap.reserves = { token: pool.token.toString(), quote: pool.quote.toString() };
     if (e.dex === 'pumpswap') swap.fees = { dex: e.lpFee.toString(), platform: fees.toString() };
     else if (e.dex === 'raydium-cpmm')
       swap.fees = cpmmLayout(token) === 'v1' ? {} : e.side === 'buy' ? { dex: e.lpFee.toString(), platform: '0' } : {};
@@ -298,9 +306,11 @@ function check(e: SimEvent, decoded: IngestRecords): string[] {
             ? `:${pumpSwapLayout(token)}`
             : e.dex === 'raydium-cpmm'
               ? `:${cpmmLayout(token)}`
-              : token.launchpad === 'meteora-dbc' && e.venue === 'curve'
-                ? `:v${dbcVersion(token)}`
-                : '';
+              : e.dex === 'meteora-damm-v2'
+                ? `:${dammV2Events(e.tx)}`
+                : token.launchpad === 'meteora-dbc' && e.venue === 'curve'
+                  ? `:v${dbcVersion(token)}`
+                  : '';
       const dex = e.venue === 'curve' ? CURVE_DEX[token.launchpad] : e.dex;
       const keys = [`${e.chain}:${dex}:${e.side}`, `${e.chain}:${dex}${layout}`];
       if (e.venue === 'curve' && e.curve!.complete) keys.push(`${e.chain}:${token.launchpad}:complete`);
@@ -365,6 +375,11 @@ const REQUIRED = [
   'solana:raydium-cpmm:buy',
   'solana:raydium-cpmm:sell',
   'solana:raydium-cpmm:v2',
+  'solana:meteora-damm-v2:buy',
+  'solana:meteora-damm-v2:sell',
+  'solana:meteora-damm-v2:v1',
+  'solana:meteora-damm-v2:both',
+  'solana:meteora-damm-v2:v2',
   'bsc:fourmeme:create',
   'bsc:fourmeme:buy',
   'bsc:fourmeme:sell',
@@ -431,6 +446,52 @@ describe('market simulator', function () {
     for (const event of events) for (const key of check(event, pipeline.decodeEvent(event))) covered.add(key);
     const missing = REQUIRED.filter((key) => !covered.has(key));
     assert.deepEqual(missing, [], `protocols not exercised: ${missing.join(', ')}`);
+  });
+
+  it("a Meteora DBC token's whole life is chain data: create → curve trades → migration_damm_v2 → DAMM v2 trades (issue 15)", () => {
+    const seed = '2';
+    const market = createMarket({ seed, chains: ['solana'], startTime: START, addresses: createAddressSource(seed) });
+    const pipeline = createSimulatorPipeline({ seed });
+    const events = market.advance(START + 10 * 60_000, 12);
+    const graduation = events.find((e) => e.type === 'graduate' && e.token.launchpad === 'meteora-dbc');
+    assert.ok(graduation?.type === 'graduate', 'a DBC token graduated');
+    const { token } = graduation;
+    const life = events.filter((e) => 'token' in e && e.token === token);
+    const swaps: RawSwap[] = [];
+    const tokenEvents: TokenEvent[] = [];
+    for (const event of life) {
+      const decoded = pipeline.decodeEvent(event);
+      swaps.push(...decoded.swaps);
+      tokenEvents.push(...decoded.events.filter((e) => e.kind !== 'balance'));
+    }
+    // Its token events, in order, all read by a decoder from the transactions.
+    assert.deepEqual(
+      tokenEvents.map((e) => [e.kind, e.token, 'pool' in e ? e.pool : null, 'dex' in e ? e.dex : null]),
+      [
+        ['created', token.address, token.curveAddress, null],
+        ['curve', token.address, null, null],
+        ['graduated', token.address, graduation.pool, 'meteora-damm-v2'],
+      ],
+    );
+    // Every trade the model made is one decoded swap on its venue, in order, with the model's amounts.
+    const trades = life.filter((e): e is Trade => e.type === 'trade');
+    const venueOf = (t: Trade) => (t.venue === 'curve' ? 'meteora-dbc' : 'meteora-damm-v2');
+    assert.deepEqual(
+      swaps.map((s) => [s.dex, s.pool, s.side, s.trader, s.tokenAmount, s.quoteAmount]),
+      trades.map((t) => [venueOf(t), t.poolAddress, t.side, t.trader, String(t.tokenAmount), String(t.quoteAmount)]),
+    );
+    const firstPoolTrade = trades.findIndex((t) => t.venue === 'pool');
+    assert.ok(firstPoolTrade > 0, 'curve trades, then pool trades');
+    assert.ok(trades.slice(firstPoolTrade).every((t) => t.venue === 'pool' && t.poolAddress === graduation.pool));
+    assert.ok(trades.indexOf(trades.find((t) => t.curve?.complete)!) === firstPoolTrade - 1, 'the curve completes');
+    const poolTrades = trades.slice(firstPoolTrade);
+    assert.ok(['buy', 'sell'].every((side) => poolTrades.some((t) => t.side === side)));
+    // The pool starts from what the migration moved, and its fee (in SOL) is reported apart.
+    assert.deepEqual(poolTrades[0]!.poolBefore, graduation.reserves);
+    assert.deepEqual(
+      swaps.slice(firstPoolTrade).map((s) => s.fees?.dex),
+      poolTrades.map((t) => String(t.lpFee)),
+    );
   });
 
   it('warm-starts ten minutes of history on all five chains with graduations, deterministically, and resumes without a second warm start', async () => {

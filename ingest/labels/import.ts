@@ -7,7 +7,7 @@
 // good ones go out in one publish after every record passed its schema check. Re-importing the
 // same file gives the same event ids (chain:labels-<digest>:<n>), so a retried import is idempotent.
 import { createHash } from 'node:crypto';
-import { tokenKey, type Chain } from '../../core/chains.ts';
+import { tokenKey, tradeId, type Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
 import type { EventLog } from '../../core/eventlog/types.ts';
 import { assertTopicValue, TOPICS, type TokenEvent, type WalletLabelEntry } from '../../core/topics.ts';
@@ -32,6 +32,29 @@ export interface LabelImportOptions {
 
 export interface LabelImporter {
   importText(text: string, options: LabelImportOptions): Promise<LabelImportResult>;
+}
+
+/** Where a walletLabel event sits: the import's digest of its text, or the simulator's labels line. */
+export interface LabelEventPosition {
+  chain: Chain;
+  transactionHash: string;
+  eventIndex: number;
+  blockNumber: number;
+  blockTime: number;
+}
+
+/** The walletLabel token event of a wallet's labels; the one place it is built. */
+export function walletLabelEvent(
+  position: LabelEventPosition,
+  label: { wallet: string; labels: string[]; name: string | null },
+): TokenEvent {
+  return {
+    id: tradeId(position.chain, position.transactionHash, position.eventIndex),
+    ...position,
+    kind: 'walletLabel',
+    token: null,
+    ...label,
+  };
 }
 
 function sameLabels(a: WalletLabelEntry, b: WalletLabelEntry): boolean {
@@ -103,19 +126,12 @@ export function createLabelImporter(
       assertTopicValue(TOPICS.labels, entry);
       next.push(entry);
       const eventIndex = events.length;
-      events.push({
-        id: `${group.chain}:${transactionHash}:${eventIndex}`,
-        chain: group.chain,
-        transactionHash,
-        eventIndex,
-        blockNumber: 0,
-        blockTime: at,
-        kind: 'walletLabel',
-        token: null,
-        wallet: group.wallet,
-        labels,
-        name: entry.name,
-      });
+      events.push(
+        walletLabelEvent(
+          { chain: group.chain, transactionHash, eventIndex, blockNumber: 0, blockTime: at },
+          { wallet: group.wallet, labels, name: entry.name },
+        ),
+      );
       assertTopicValue(TOPICS.tokenEvents, events[eventIndex]);
     }
     if (next.length > 0) {

@@ -77,6 +77,28 @@ export function poolSell(pool: PoolState, tokenIn: bigint, feePips: bigint): { q
   return { quoteOut, fee: (quoteOut * feePips) / 1_000_000n };
 }
 
+/**
+ * Meteora DAMM v2 full-range pool (x·y = L², how DBC migrates) in collect-fee mode OnlyB, the
+ * token being token A and the quote token B: the fee (pips, rounded up) is in the quote, off a
+ * buy's input and off a sell's output, and stays out of the reserves (claimable, not compounded).
+ */
+export function dammV2Buy(pool: PoolState, quoteIn: bigint, feePips: bigint): { tokenOut: bigint; fee: bigint } {
+  const fee = ceilDiv(quoteIn * feePips, 1_000_000n);
+  const net = quoteIn - fee;
+  const tokenOut = (pool.token * net) / (pool.quote + net);
+  pool.token -= tokenOut;
+  pool.quote += net;
+  return { tokenOut, fee };
+}
+
+export function dammV2Sell(pool: PoolState, tokenIn: bigint, feePips: bigint): { quoteOut: bigint; fee: bigint } {
+  const gross = (pool.quote * tokenIn) / (pool.token + tokenIn);
+  const fee = ceilDiv(gross * feePips, 1_000_000n);
+  pool.token += tokenIn;
+  pool.quote -= gross;
+  return { quoteOut: gross - fee, fee };
+}
+
 /** PumpSwap fee rates (bps of the quote amount): LP fee stays in the pool, the others leave it. */
 export const PUMPSWAP_FEE_BPS = { lp: 20n, protocol: 5n, creator: 5n } as const;
 

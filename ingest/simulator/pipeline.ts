@@ -50,8 +50,6 @@ export function createSimulatorDecoders(options: { metrics?: Metrics; logger?: L
   return {
     decode(record) {
       switch (record.kind) {
-        case 'events':
-          return { swaps: [], events: record.events };
         // In-process only; the node path writes it to the labels file and imports it.
         case 'label':
           return { swaps: [], events: [record.event] };

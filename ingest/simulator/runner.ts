@@ -19,7 +19,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
-import type { TokenEvent } from '../../core/topics.ts';
 import { LABEL_CSV_HEADER, labelCsvLine } from '../labels/format.ts';
 import type { LabelImporter } from '../labels/import.ts';
 import type { IngestPublisher } from '../publisher.ts';
@@ -120,20 +119,17 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
   /** Node mode: the tips sealed by the previous batch and the event time they end at. */
   let inFlight: { tips: Map<Chain, number>; until: number } | null = null;
 
-  /** Node mode: blocks to the node, labels through the import, what no decoder reads yet to the publisher. */
+  /** Node mode: blocks to the node, labels through the import. */
   async function serveUpTo(market: Market, pipeline: SimulatorPipeline, until: number, rate: number): Promise<void> {
     const events = market.advance(until, rate);
     const labels: Array<Extract<ChainRecord, { kind: 'label' }>> = [];
-    const undecodable: TokenEvent[] = [];
     for (const event of events) {
       for (const record of pipeline.writer.write(event)) {
         if (record.kind === 'label') labels.push(record);
-        else if (record.kind === 'events') undecodable.push(...record.events);
         else node!.append(record);
       }
     }
     if (labels.length > 0) await applyLabels(labels);
-    if (undecodable.length > 0) await options.publisher.publish({ swaps: [], events: undecodable });
     node!.seal(until);
     ctx.metrics.inc('ingest.simulator.events', events.length);
     if (inFlight) {

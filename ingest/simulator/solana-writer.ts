@@ -3,18 +3,19 @@
 //
 // Launches are each launchpad's create transaction (pump.fun create, LaunchLab initialize with
 // PoolCreateEvent, Meteora DBC initialize_virtual_pool_with_spl_token); graduations its migration
-// (pump.fun migrate, LaunchLab migrate_to_cpswap).
+// (pump.fun migrate, LaunchLab migrate_to_cpswap, DBC migration_damm_v2), and the graduated
+// tokens trade on the pool it made (PumpSwap, Raydium CPMM, Meteora DAMM v2).
 //
-// Not chain records (documented in docs/sources.md): wallet labels (off-chain knowledge: lines of the
-// labels file), and the graduation of Meteora DBC tokens: the model moves them to a Raydium CPMM
-// pool, while DBC migrates only to Meteora DAMM v1/v2, whose swaps no decoder reads yet.
+// Not a chain record (docs/sources.md): wallet labels (off-chain knowledge: lines of the labels file).
 import {
   encodeCalls,
   encodePumpMigration,
   launchLabCreateCall,
   launchLabMigrateToCpswapCall,
   launchLabTradeCall,
+  meteoraDammV2SwapCall,
   meteoraDbcCreateCall,
+  meteoraDbcMigrateDammV2Call,
   meteoraDbcSwapCall,
   pumpCreateCall,
   pumpSwapBuyCall,
@@ -26,6 +27,7 @@ import {
   USDC_MINT,
   WSOL_MINT,
   type CallPart,
+  type DammV2Events,
   type EmitMode,
   type PumpCreateLayout,
   type PumpSwapLayout,
@@ -39,7 +41,7 @@ import { systemTransferCall } from '../transfers/solana-transfers.ts';
 import { SOLANA_REFERENCE_POOL } from './addresses.ts';
 import { blockAt } from './clock.ts';
 import type { SimEvent, SimToken } from './model.ts';
-import { directEvent, labelRecord, type ChainRecord, type EventFields } from './records.ts';
+import { labelRecord, type ChainRecord } from './records.ts';
 
 type Trade = Extract<SimEvent, { type: 'trade' }>;
 
@@ -60,6 +62,8 @@ export function pumpLayouts(token: SimToken): { trade: PumpTradeLayout; create: 
 export const pumpSwapLayout = (token: SimToken): PumpSwapLayout => (token.id % 7 === 0 ? 'may2025' : 'feb2026');
 export const cpmmLayout = (token: SimToken): 'v1' | 'v2' => (token.id % 6 === 0 ? 'v1' : 'v2');
 export const dbcVersion = (token: SimToken): 1 | 2 => (token.id % 5 === 0 ? 1 : 2);
+/** DAMM v2's share of the pool fee that is protocol fee (the rest is the trading fee). */
+const DAMM_V2_PROTOCOL_FEE_PERCENT = 20n;
 
 const CPMM_SOL_DECIMALS = 9;
 
@@ -68,6 +72,13 @@ function textHash(text: string): number {
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
   return hash >>> 0;
 }
+
+/**
+ * The swap events of a DAMM v2 swap, as the program's releases emitted them (an upgrade changes
+ * every pool at once): picked per transaction so each set is exercised on any graduated pool.
+ */
+export const dammV2Events = (seedText: string): DammV2Events =>
+  (['v1', 'both', 'v2'] as const)[textHash(`damm/${seedText}`) % 3]!;
 
 /** A small deterministic priority fee per transaction, lamports. */
 const txFee = (seedText: string) => 5000 + (textHash(seedText) % 2000) * 50;
@@ -95,15 +106,6 @@ export function createSolanaWriter(seed: string) {
     chain: 'solana',
     transaction: encodeCalls(envelope(event), parts),
   });
-
-  function direct(event: SimEvent, fields: EventFields): ChainRecord {
-    const env = envelope(event);
-    return {
-      kind: 'events',
-      chain: 'solana',
-      events: [directEvent('solana', env.signature, env.slot, env.blockTime! * 1000, fields)],
-    };
-  }
 
   function reference(event: Extract<SimEvent, { type: 'reference' }>): ChainRecord {
     const buy = event.side === 'buy'; // the trader buys SOL with USDC
@@ -263,10 +265,55 @@ export function createSolanaWriter(seed: string) {
     }
   }
 
+  /** The trader's absolute token balance around the swap (the pool encoders assume a fresh account). */
+  function withTraderBalance(part: CallPart, event: Trade): CallPart {
+    const isBuy = event.side === 'buy';
+    part.balances = part.balances.map((balance) =>
+      balance.mint === event.token.address
+        ? {
+            ...balance,
+            pre: isBuy ? event.traderBalance - event.tokenAmount : event.traderBalance + event.tokenAmount,
+            post: event.traderBalance,
+          }
+        : balance,
+    );
+    return part;
+  }
+
+  /** A graduated DBC token on its DAMM v2 pool: token A = the token, token B = SOL, fee in SOL (OnlyB). */
+  function dammV2Trade(event: Trade): CallPart {
+    const { token, pool } = event;
+    const isBuy = event.side === 'buy';
+    const protocolFee = (event.lpFee * DAMM_V2_PROTOCOL_FEE_PERCENT) / 100n;
+    const part = meteoraDammV2SwapCall(
+      {
+        events: dammV2Events(event.tx),
+        pool: event.poolAddress,
+        payer: event.trader,
+        tokenAMint: token.address,
+        tokenBMint: WSOL_MINT,
+        decimalsA: token.decimals,
+        decimalsB: CPMM_SOL_DECIMALS,
+        aToB: !isBuy,
+        amountIn: isBuy ? event.quoteAmount : event.tokenAmount,
+        amountOut: isBuy ? event.tokenAmount : event.quoteAmount,
+        tradingFee: event.lpFee - protocolFee,
+        protocolFee,
+        feeOnInput: isBuy,
+        currentTimestamp: BigInt(Math.floor(event.time / 1000)),
+        reserveA: pool!.token,
+        reserveB: pool!.quote,
+      },
+      emitModeOf(event.tx),
+    );
+    return withTraderBalance(part, event);
+  }
+
   function poolTrade(event: Trade): CallPart {
     const { token, poolBefore } = event;
     const isBuy = event.side === 'buy';
     if (!poolBefore) throw new RangeError('pool trade without pool state');
+    if (event.dex === 'meteora-damm-v2') return dammV2Trade(event);
     if (event.dex === 'pumpswap') {
       const input = {
         layout: pumpSwapLayout(token),
@@ -302,17 +349,7 @@ export function createSolanaWriter(seed: string) {
       },
       emitModeOf(event.tx),
     );
-    // The trader's absolute token balance after the swap (the encoder assumes a fresh account).
-    part.balances = part.balances.map((balance) =>
-      balance.mint === token.address
-        ? {
-            ...balance,
-            pre: isBuy ? event.traderBalance - event.tokenAmount : event.traderBalance + event.tokenAmount,
-            post: event.traderBalance,
-          }
-        : balance,
-    );
-    return part;
+    return withTraderBalance(part, event);
   }
 
   return {
@@ -353,8 +390,17 @@ export function createSolanaWriter(seed: string) {
             });
             return [tx(event, [part])];
           }
+          if (event.token.launchpad === 'meteora-dbc' && event.dex === 'meteora-damm-v2') {
+            const part = meteoraDbcMigrateDammV2Call({
+              payer: solanaAddress('dbc:migrator'),
+              virtualPool: event.token.curveAddress,
+              baseMint: event.token.address,
+              dammPool: event.pool,
+            });
+            return [tx(event, [part])];
+          }
           if (event.token.launchpad !== 'pumpfun')
-            return [direct(event, { kind: 'graduated', token: event.token.address, pool: event.pool, dex: event.dex })];
+            throw new RangeError(`no solana migration from ${event.token.launchpad} to ${event.dex}`);
           const env = envelope(event);
           return [
             {

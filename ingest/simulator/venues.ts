@@ -5,6 +5,8 @@ import {
   ceilDiv,
   curveBuy,
   curveSell,
+  dammV2Buy,
+  dammV2Sell,
   newPumpCurve,
   poolBuy,
   poolSell,
@@ -56,10 +58,11 @@ export function newCurve(
   }
 }
 
+/** Where each launchpad's curve migrates on chain (DBC: migration_damm_v2). */
 export const GRADUATION_DEX: Partial<Record<Launchpad, string>> = {
   pumpfun: 'pumpswap',
   launchlab: 'raydium-cpmm',
-  'meteora-dbc': 'raydium-cpmm',
+  'meteora-dbc': 'meteora-damm-v2',
   fourmeme: 'pancakeswap-v2',
 };
 
@@ -74,6 +77,7 @@ const CURVE_FEE_BPS: Partial<Record<Launchpad, { platform: bigint; creator: bigi
 /** LP fee of constant-product pools in pips (millionths). */
 const POOL_FEE_PIPS: Record<string, bigint> = {
   'raydium-cpmm': 2500n,
+  'meteora-damm-v2': 2500n,
   'pancakeswap-v2': 2500n,
 };
 export const V4_FEE_PIPS: Partial<Record<Launchpad, number>> = {
@@ -143,6 +147,16 @@ export function priceTrade(state: VenueState, side: 'buy' | 'sell', amount: bigi
     const result = side === 'buy' ? pumpSwapBuy(pool!, amount) : pumpSwapSell(pool!, amount);
     ({ tokenAmount, quoteAmount, lpFee, protocolFee: platformFee, creatorFee } = result);
     if (side === 'sell' && quoteAmount <= lpFee + platformFee + creatorFee) return null;
+  } else if (state.poolDex === 'meteora-damm-v2') {
+    // The pool's in/out amounts, its fee (in the quote) inside them.
+    const pips = poolFeePips(state.launchpad, state.poolDex);
+    if (side === 'buy') {
+      ({ tokenOut: tokenAmount, fee: lpFee } = dammV2Buy(pool!, amount, pips));
+      quoteAmount = amount;
+    } else {
+      ({ quoteOut: quoteAmount, fee: lpFee } = dammV2Sell(pool!, amount, pips));
+      tokenAmount = amount;
+    }
   } else {
     const pips = poolFeePips(state.launchpad, state.poolDex ?? '');
     if (side === 'buy') {

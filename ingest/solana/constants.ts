@@ -7,6 +7,7 @@ export const PROGRAMS = {
   raydiumClmm: 'CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK',
   launchlab: 'LanMV9sAd7wArD4vJFi2qDdfnVhFxYSUg6eADduJ3uj',
   meteoraDbc: 'dbcij3LWUppWqq96dh6gJWwBifmcGfLSB5D4DuSMaqN',
+  meteoraDammV2: 'cpamdpZCGKUy5JxQXB4dcpGPiikHawvSWAd6mEn1sGG',
   moonshot: 'MoonCVVNZFSYkqNXP6bxHLPL6QQJiMagDL3qcqUQTrG',
 } as const;
 
@@ -40,6 +41,9 @@ export const DISC = {
   dbcSwap: '1b3c15d58aaabb93',
   dbcSwap2: 'bd4233a826507599',
   dbcCurveComplete: 'e5e756549c864b18',
+  // DAMM v2 names its swap events like DBC does, so the discriminators are DBC's (dispatch is by program).
+  dammV2Swap: '1b3c15d58aaabb93',
+  dammV2Swap2: 'bd4233a826507599',
   launchlabPoolCreate: '97d7e20976a173ae',
   pumpswapCreatePool: 'b1310cd2a076a774',
   moonshotTrade: 'bddb7fd34ee661ee',

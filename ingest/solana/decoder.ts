@@ -6,6 +6,7 @@ import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { createPlatformRegistry, type PlatformRegistry } from '../enrichment/platforms.ts';
 import { PROGRAMS } from './constants.ts';
 import { decodeMeteoraDbcEvent, decodeMeteoraDbcInstruction } from './meteora.ts';
+import { decodeMeteoraDammV2Event } from './meteora-damm-v2.ts';
 import { decodeMoonshotEvent, decodeMoonshotInstruction } from './moonshot.ts';
 import { decodePumpEvent } from './pumpfun.ts';
 import { decodePumpSwapEvent } from './pumpswap.ts';
@@ -53,6 +54,7 @@ const HANDLERS = new Map<string, Handler>([
   [PROGRAMS.raydiumCpmm, decodeCpmmEvent],
   [PROGRAMS.raydiumClmm, decodeClmmEvent],
   [PROGRAMS.meteoraDbc, decodeMeteoraDbcEvent],
+  [PROGRAMS.meteoraDammV2, decodeMeteoraDammV2Event],
   [PROGRAMS.moonshot, decodeMoonshotEvent],
 ]);
 

@@ -1,5 +1,6 @@
-// Encoders for Raydium (LaunchLab, AMM v4, CPMM, CLMM) and Meteora DBC transactions.
+// Encoders for Raydium (LaunchLab, AMM v4, CPMM, CLMM), Meteora DBC and DAMM v2 transactions.
 import { solanaAddress } from './address.ts';
+import { base58Decode } from './base58.ts';
 import { encodeFields, type Record_ } from './borsh.ts';
 import { emitEvent, type EmitMode } from './build.ts';
 import { PROGRAMS, SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, WSOL_MINT } from './constants.ts';
@@ -16,6 +17,8 @@ import {
   CLMM_SWAP,
   CPMM_SWAP,
   CPMM_SWAP_LAYOUTS,
+  DAMM_V2_SWAP,
+  DAMM_V2_SWAP2,
   DBC_CURVE_COMPLETE,
   DBC_INITIALIZE_PARAMS,
   DBC_SWAP,
@@ -671,4 +674,197 @@ export function meteoraDbcCreateCall(input: MeteoraDbcCreateInput): CallPart {
     ],
     feePayer: input.creator,
   };
+}
+
+/** DAMM v2's pool authority, one PDA for every pool (const_pda::pool_authority). */
+const DAMM_V2_POOL_AUTHORITY = findProgramAddress(['pool_authority'], PROGRAMS.meteoraDammV2);
+/** A DAMM v2 pool's vault of a mint: PDA ["token_vault", mint, pool]. */
+const dammV2Vault = (pool: string, mint: string) =>
+  findProgramAddress(['token_vault', base58Decode(mint), base58Decode(pool)], PROGRAMS.meteoraDammV2);
+
+/**
+ * Meteora DBC `migration_damm_v2` (no event): virtual_pool, migration_metadata, config,
+ * pool_authority, pool (4, the new DAMM v2 pool), first/second position nft mint, account and
+ * position, damm_pool_authority, amm_program, base_mint (13, token A), quote_mint (14, token B),
+ * token_a_vault, token_b_vault, base_vault, quote_vault, payer, token programs (base, quote,
+ * 2022), damm_event_authority, system_program; remaining: the DAMM v2 config.
+ */
+export function meteoraDbcMigrateDammV2Call(input: {
+  payer: string;
+  virtualPool: string;
+  baseMint: string;
+  quoteMint?: string;
+  dammPool: string;
+}): CallPart {
+  const quoteMint = input.quoteMint ?? WSOL_MINT;
+  const position = filler(`dbc:damm-v2-position:${input.dammPool}`, 6);
+  return {
+    call: {
+      programId: PROGRAMS.meteoraDbc,
+      accounts: [
+        input.virtualPool,
+        solanaAddress(`dbc:migration-metadata:${input.virtualPool}`),
+        solanaAddress(`dbc:config:${input.virtualPool}`),
+        solanaAddress('dbc:pool-authority'),
+        input.dammPool,
+        ...position,
+        DAMM_V2_POOL_AUTHORITY,
+        PROGRAMS.meteoraDammV2,
+        input.baseMint,
+        quoteMint,
+        dammV2Vault(input.dammPool, input.baseMint),
+        dammV2Vault(input.dammPool, quoteMint),
+        solanaAddress(`dbc:base-vault:${input.virtualPool}`),
+        solanaAddress(`dbc:quote-vault:${input.virtualPool}`),
+        input.payer,
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        TOKEN_2022_PROGRAM,
+        authorityOf(PROGRAMS.meteoraDammV2),
+        SYSTEM_PROGRAM,
+        solanaAddress('damm-v2:config'),
+      ],
+      data: anchorIx('migration_damm_v2'),
+      body: ['Program log: Instruction: MigrationDammV2'],
+    },
+    balances: [],
+    feePayer: input.payer,
+  };
+}
+
+/** Which swap events a DAMM v2 release emits: EvtSwap (to 0.1.4), both (0.1.5–0.1.6), EvtSwap2 (0.1.8 on). */
+export type DammV2Events = 'v1' | 'both' | 'v2';
+
+export interface MeteoraDammV2SwapInput {
+  events: DammV2Events;
+  pool: string;
+  payer: string;
+  tokenAMint: string;
+  tokenBMint: string;
+  decimalsA: number;
+  decimalsB: number;
+  aToB: boolean;
+  /** What the pool received (its fee included when taken on the input) and paid out (after a fee on the output). */
+  amountIn: bigint;
+  amountOut: bigint;
+  tradingFee: bigint;
+  protocolFee: bigint;
+  referralFee?: bigint;
+  feeOnInput: boolean;
+  /** 0 BothToken, 1 OnlyB (default, DBC's `QuoteToken`), 2 Compounding. */
+  collectFeeMode?: number;
+  currentTimestamp: bigint;
+  /** Post-swap reserves of token A and B (EvtSwap2). */
+  reserveA?: bigint;
+  reserveB?: bigint;
+  nextSqrtPrice?: bigint;
+}
+
+/**
+ * A DAMM v2 `swap` (EvtSwap releases) or `swap2` (EvtSwap2 only) instruction with its events
+ * (emit_cpi! on chain). Accounts as SwapCtx; the referral account is the program id (None).
+ */
+export function meteoraDammV2SwapCall(input: MeteoraDammV2SwapInput, emit: EmitMode = 'cpi'): CallPart {
+  const program = PROGRAMS.meteoraDammV2;
+  const referralFee = input.referralFee ?? 0n;
+  const nextSqrtPrice = input.nextSqrtPrice ?? 1n << 64n;
+  const head = { pool: input.pool, tradeDirection: input.aToB ? 0 : 1, hasReferral: referralFee > 0n };
+  const excludedFeeInput = input.feeOnInput
+    ? input.amountIn - input.tradingFee - input.protocolFee - referralFee
+    : input.amountIn;
+  const events: Buffer[] = [];
+  if (input.events !== 'v2')
+    events.push(
+      encodeFields(
+        DAMM_V2_SWAP,
+        asRecord({
+          ...head,
+          params: { amountIn: input.amountIn, minimumAmountOut: 0n },
+          swapResult: {
+            outputAmount: input.amountOut,
+            nextSqrtPrice,
+            lpFee: input.tradingFee,
+            protocolFee: input.protocolFee,
+            partnerFee: 0n,
+            referralFee,
+          },
+          actualAmountIn: input.amountIn,
+          currentTimestamp: input.currentTimestamp,
+        }),
+      ),
+    );
+  if (input.events !== 'v1')
+    events.push(
+      encodeFields(
+        DAMM_V2_SWAP2,
+        asRecord({
+          ...head,
+          collectFeeMode: input.collectFeeMode ?? 1,
+          params: { amount0: input.amountIn, amount1: 0n, swapMode: 0 },
+          swapResult: {
+            includedFeeInputAmount: input.amountIn,
+            excludedFeeInputAmount: excludedFeeInput,
+            amountLeft: 0n,
+            outputAmount: input.amountOut,
+            nextSqrtPrice,
+            tradingFee: input.tradingFee,
+            protocolFee: input.protocolFee,
+            partnerFee: 0n,
+            referralFee,
+          },
+          includedTransferFeeAmountIn: input.amountIn,
+          includedTransferFeeAmountOut: input.amountOut,
+          excludedTransferFeeAmountOut: input.amountOut,
+          currentTimestamp: input.currentTimestamp,
+          reserveAAmount: input.reserveA ?? 0n,
+          reserveBAmount: input.reserveB ?? 0n,
+        }),
+      ),
+    );
+  const [mintIn, mintOut] = input.aToB ? [input.tokenAMint, input.tokenBMint] : [input.tokenBMint, input.tokenAMint];
+  const [decimalsIn, decimalsOut] = input.aToB
+    ? [input.decimalsA, input.decimalsB]
+    : [input.decimalsB, input.decimalsA];
+  const userIn = associatedTokenAddress(input.payer, mintIn);
+  const userOut = associatedTokenAddress(input.payer, mintOut);
+  const swap2 = input.events === 'v2';
+  return {
+    call: {
+      programId: program,
+      accounts: [
+        DAMM_V2_POOL_AUTHORITY,
+        input.pool,
+        userIn,
+        userOut,
+        dammV2Vault(input.pool, input.tokenAMint),
+        dammV2Vault(input.pool, input.tokenBMint),
+        input.tokenAMint,
+        input.tokenBMint,
+        input.payer,
+        TOKEN_PROGRAM,
+        TOKEN_PROGRAM,
+        program,
+        authorityOf(program),
+        program,
+      ],
+      data: Buffer.concat([
+        anchorIx(swap2 ? 'swap2' : 'swap'),
+        u64le(input.amountIn, 0n),
+        ...(swap2 ? [Buffer.from([0])] : []),
+      ]),
+      body: [
+        `Program log: Instruction: ${swap2 ? 'Swap2' : 'Swap'}`,
+        ...events.flatMap((event) => emitEvent(program, event, emit)),
+      ],
+    },
+    balances: [
+      { account: userIn, mint: mintIn, owner: input.payer, decimals: decimalsIn, pre: input.amountIn, post: 0n },
+      { account: userOut, mint: mintOut, owner: input.payer, decimals: decimalsOut, pre: 0n, post: input.amountOut },
+    ],
+    feePayer: input.payer,
+  };
+}
+
+export function encodeMeteoraDammV2Swap(input: MeteoraDammV2SwapInput & TxEnvelope): SolanaTransaction {
+  return encodeCalls(input, [meteoraDammV2SwapCall(input, input.emit)]);
 }

@@ -24,6 +24,7 @@ export {
 } from './encode.ts';
 export {
   encodeLaunchLabTrade,
+  encodeMeteoraDammV2Swap,
   encodeMeteoraDbcSwap,
   encodeRaydiumAmmV4Swap,
   encodeRaydiumCpmmSwap,
@@ -31,9 +32,12 @@ export {
   launchLabCreateCall,
   launchLabMigrateToCpswapCall,
   launchLabTradeCall,
+  meteoraDammV2SwapCall,
   meteoraDbcCreateCall,
+  meteoraDbcMigrateDammV2Call,
   meteoraDbcSwapCall,
   raydiumCpmmSwapCall,
 } from './encode-dex.ts';
 export { PUMP_TRADE_LAYOUTS } from './layouts.ts';
 export type { PumpTradeLayout, PumpCreateLayout, PumpSwapLayout } from './layouts.ts';
+export type { DammV2Events } from './encode-dex.ts';

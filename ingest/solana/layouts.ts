@@ -516,6 +516,104 @@ export interface DbcCurveCompleteEvent {
   quoteReserve: bigint;
 }
 
+/**
+ * Meteora DAMM v2 (cp-amm) swap events, MeteoraAg/damm-v2 programs/cp-amm/src/event.rs. EvtSwap
+ * alone up to release 0.1.4, EvtSwap and EvtSwap2 together in 0.1.5–0.1.6, EvtSwap2 alone since
+ * 0.1.8. SwapResult2's fee fields were renamed in 0.2.0 (trading→claiming, partner→compounding)
+ * with the same types and order.
+ */
+export const DAMM_V2_SWAP: Layout = {
+  name: 'cp_amm.EvtSwap',
+  discriminator: DISC.dammV2Swap,
+  required: 7,
+  fields: [
+    ['pool', 'pubkey'],
+    ['tradeDirection', 'u8'],
+    ['hasReferral', 'bool'],
+    ['params', { struct: u64('amountIn', 'minimumAmountOut') }],
+    [
+      'swapResult',
+      {
+        struct: [
+          ['outputAmount', 'u64'],
+          ['nextSqrtPrice', 'u128'],
+          ...u64('lpFee', 'protocolFee', 'partnerFee', 'referralFee'),
+        ],
+      },
+    ],
+    ...u64('actualAmountIn', 'currentTimestamp'),
+  ],
+};
+export const DAMM_V2_SWAP2: Layout = {
+  name: 'cp_amm.EvtSwap2',
+  discriminator: DISC.dammV2Swap2,
+  required: 13,
+  fields: [
+    ['pool', 'pubkey'],
+    ['tradeDirection', 'u8'],
+    ['collectFeeMode', 'u8'],
+    ['hasReferral', 'bool'],
+    ['params', { struct: [...u64('amount0', 'amount1'), ['swapMode', 'u8']] }],
+    [
+      'swapResult',
+      {
+        struct: [
+          ...u64('includedFeeInputAmount', 'excludedFeeInputAmount', 'amountLeft', 'outputAmount'),
+          ['nextSqrtPrice', 'u128'],
+          ...u64('tradingFee', 'protocolFee', 'partnerFee', 'referralFee'),
+        ],
+      },
+    ],
+    ...u64('includedTransferFeeAmountIn', 'includedTransferFeeAmountOut', 'excludedTransferFeeAmountOut'),
+    ...u64('currentTimestamp', 'reserveAAmount', 'reserveBAmount'),
+  ],
+};
+interface DammV2Head {
+  pool: string;
+  /** 0 AtoB (token A in, token B out), 1 BtoA. */
+  tradeDirection: number;
+  hasReferral: boolean;
+}
+export interface DammV2SwapEvent extends DammV2Head {
+  params: { amountIn: bigint; minimumAmountOut: bigint };
+  swapResult: {
+    outputAmount: bigint;
+    nextSqrtPrice: bigint;
+    lpFee: bigint;
+    protocolFee: bigint;
+    partnerFee: bigint;
+    referralFee: bigint;
+  };
+  /** Input after any token-2022 transfer fee: what the pool received. */
+  actualAmountIn: bigint;
+  currentTimestamp: bigint;
+}
+export interface DammV2Swap2Event extends DammV2Head {
+  /** 0 BothToken (fee on the output), 1 OnlyB (fee in token B), 2 Compounding. */
+  collectFeeMode: number;
+  params: { amount0: bigint; amount1: bigint; swapMode: number };
+  swapResult: {
+    /** What the pool received (input after any transfer fee), trading fee included. */
+    includedFeeInputAmount: bigint;
+    excludedFeeInputAmount: bigint;
+    amountLeft: bigint;
+    /** What the pool paid out (fee already deducted when it is taken on the output). */
+    outputAmount: bigint;
+    nextSqrtPrice: bigint;
+    tradingFee: bigint;
+    protocolFee: bigint;
+    partnerFee: bigint;
+    referralFee: bigint;
+  };
+  includedTransferFeeAmountIn: bigint;
+  includedTransferFeeAmountOut: bigint;
+  excludedTransferFeeAmountOut: bigint;
+  currentTimestamp: bigint;
+  /** Post-swap pool reserves of token A and token B. */
+  reserveAAmount: bigint;
+  reserveBAmount: bigint;
+}
+
 /** LaunchLab PoolCreateEvent up to the curve's supply (every CurveParams variant starts with it). */
 export const LAUNCHLAB_POOL_CREATE: Layout = {
   name: 'raydium_launchpad.PoolCreateEvent',
