@@ -27,6 +27,7 @@ export interface Config {
   simWarmHours: number;
   /** Swaps per second of event time in the simulator's warm-start history (default 0.5: 24 h ≈ 43 k swaps). */
   simHistoryRate: number;
+  simRecentRate: number;
   simChains: Chain[];
   /** Serve the simulator's market as a local chain node read through the block sources (SPOT_SIM_NODE=1). */
   simNode: boolean;
@@ -300,6 +301,12 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     0.5,
     0,
     'swaps per second of event time in that history (24 h ≈ 43k swaps)',
+  ),
+  simRecentRate: numberSetting(
+    'SPOT_SIM_RECENT_RATE',
+    20,
+    0,
+    "swaps per second of event time in the last hour of a history longer than an hour, so a fresh start shows a live market's board at once (tokens mid-curve with holders: the `graduating` column filled)",
   ),
   simChains: {
     variables: ['SPOT_SIM_CHAINS'],

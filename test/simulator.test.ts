@@ -494,6 +494,42 @@ describe('market simulator', function () {
     );
   });
 
+  it('ends a history longer than an hour with an hour at the recent rate (a fresh board looks live); a short one stays at the history rate', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-'));
+    try {
+      const swapsPerHour = async (warmHours: number, recentRate: number) => {
+        fs.rmSync(dir, { recursive: true, force: true });
+        fs.mkdirSync(dir);
+        const { batches, publisher } = collector();
+        const source = createSimulatorSource(testContext(dir), {
+          publisher,
+          seed: 5,
+          rate: 200,
+          warmHours,
+          chains: ['solana'],
+          now: () => START,
+          historyRate: 0.5,
+          recentRate,
+          tickMs: 5,
+        });
+        await source.start();
+        await source.warmedUp;
+        await source.stop();
+        const swaps = batches.flatMap((batch) => batch.swaps);
+        const lastHour = swaps.filter((swap) => swap.blockTime >= START - 3_600_000).length;
+        return { lastHour, before: swaps.length - lastHour };
+      };
+      const long = await swapsPerHour(3, 5);
+      // Two hours at 0.5/s (~3,600 swaps) then one at 5/s (~18,000).
+      assert.ok(long.before > 2_500 && long.before < 5_000, `older history ${long.before}`);
+      assert.ok(long.lastHour > 14_000, `last hour ${long.lastHour}`);
+      const short = await swapsPerHour(0.5, 5);
+      assert.ok(short.lastHour < 1_500, `a half-hour history at 0.5/s: ${short.lastHour}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('warm-starts ten minutes of history on all five chains with graduations, deterministically, and resumes without a second warm start', async () => {
     const dirs = [
       fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-')),

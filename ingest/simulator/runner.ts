@@ -43,6 +43,8 @@ export interface SimulatorSourceOptions {
   now?: () => number;
   /** Swaps per second of event time in the warm-start history; default ctx.config.simHistoryRate (SPOT_SIM_HISTORY_RATE, 0.5: 24 h ≈ 43 k swaps). */
   historyRate?: number;
+  /** Swaps per second in the last hour of a history longer than that; default ctx.config.simRecentRate. */
+  recentRate?: number;
   /** Live tick, ms; default 50. */
   tickMs?: number;
   /** Event time per history batch, ms; default 60 s. */
@@ -101,6 +103,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
   const now = options.now ?? Date.now;
   const dataDir = options.dataDir ?? ctx.config.dataDir;
   const historyRate = options.historyRate ?? ctx.config.simHistoryRate;
+  const recentRate = Math.max(historyRate, options.recentRate ?? ctx.config.simRecentRate);
   const tickMs = options.tickMs ?? 50;
   const chunkMs = options.historyChunkMs ?? 60_000;
   const seed = String(options.seed);
@@ -197,9 +200,12 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     historyTo: number,
   ): Promise<void> {
     const startedAt = Date.now();
+    // A long history ends with an hour at live density: at 0.5 swaps/s no launch climbs its curve
+    // with holders, so a fresh board would show no `graduating` token for minutes.
+    const recentFrom = historyTo - historyFrom > HOUR_MS ? historyTo - HOUR_MS : historyTo;
     for (let at = historyFrom; at < historyTo && !stopped; ) {
-      at = Math.min(historyTo, at + chunkMs);
-      await publishUpTo(market, pipeline, at, historyRate);
+      at = Math.min(historyTo, at + chunkMs, at < recentFrom ? recentFrom : historyTo);
+      await publishUpTo(market, pipeline, at, at > recentFrom ? recentRate : historyRate);
       save();
       ctx.metrics.set('ingest.simulator.history_progress', (at - historyFrom) / (historyTo - historyFrom));
     }
@@ -258,7 +264,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       } else {
         runSeed = seed;
         historyFrom = end - options.warmHours * HOUR_MS;
-        logger.info({ warmHours: options.warmHours, historyRate }, 'simulator warm start');
+        logger.info({ warmHours: options.warmHours, historyRate, recentRate }, 'simulator warm start');
       }
       state = { version: 1, seed, runSeed, lastEventTime: historyFrom };
       const market = createMarket({
