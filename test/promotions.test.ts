@@ -2,10 +2,16 @@
 // (bad JSON, wrong types, other chains, huge bodies, 429/5xx then recovery, duplicates), the list
 // import, the simulator's feed, and the aggregator rule that makes the token's `platforms`.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import v8 from 'node:v8';
+import { promotionsCommand } from '../cli/promotions.ts';
 import { loadConfig } from '../core/config.ts';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import { embeddedLogPath } from '../core/eventlog/index.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import { isTopicValue, TOPICS, type TokenEvent } from '../core/topics.ts';
@@ -359,6 +365,56 @@ describe('promotions: list import', () => {
       line: 1,
       message: 'header lacks platform, paidAt (chain,token,platform,paidAt,product,source)',
     });
+  });
+});
+
+describe('promotions: spot promotions import', function () {
+  this.timeout(30_000);
+
+  it('reports skipped lines on stderr, applies the rest and exits 1; exits 2 on usage', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-promotions-'));
+    const file = path.join(dir, 'promotions.csv');
+    fs.writeFileSync(
+      file,
+      `chain,token,platform,paidAt\nsolana,${MINT},dexscreener,${NOW}\nsolana,${MINT},dexscreener,soon\n`,
+    );
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    const out = process.stdout.write.bind(process.stdout);
+    process.stderr.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    process.stdout.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stdout.write;
+    let code: number;
+    let usage: number;
+    const cliCtx = createContext(loadConfig({ SPOT_DATA_DIR: path.join(dir, 'data') }), ctx.logger);
+    try {
+      code = await promotionsCommand(cliCtx, ['import', file]);
+      usage = await promotionsCommand(cliCtx, ['export', file]);
+    } finally {
+      process.stderr.write = write;
+      process.stdout.write = out;
+    }
+    try {
+      assert.equal(code, 1);
+      assert.equal(usage, 2);
+      assert.ok(
+        written.some((line) => line.startsWith(`${file}:3: paidAt "soon"`)),
+        written.join(''),
+      );
+      assert.ok(written.some((line) => line.startsWith('1 promotions applied, 1 lines skipped')));
+      const log = createEmbeddedLog(ctx, { path: embeddedLogPath(path.join(dir, 'data')) });
+      const events: TokenEvent[] = [];
+      try {
+        await log.readToEnd(TOPICS.tokenEvents.name, (message) => events.push(JSON.parse(message.value)));
+      } finally {
+        await log.close();
+      }
+      assert.deepEqual(
+        events.map((e) => e.kind === 'promotion' && [e.token, e.platform, e.paidAt, e.source]),
+        [[MINT, 'dexscreener', NOW, file]],
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
