@@ -119,8 +119,16 @@ export interface TokenState {
   holders: Map<string, HolderRec>;
   /** Contracts holding the token's singleton pools (V4 PoolManager): not holders. Absent in older snapshots. */
   custody?: string[];
+  /** Paid promotions (token-events.ts addPromotion): newest first, at most MAX_PROMOTIONS. Absent when none (most tokens, older snapshots). */
+  promotions?: Promotion[];
   /** Trade ids of the dedupe horizon (id → event time) for redelivered swaps (process.ts forgetOldIds). */
   recentIds: Map<string, number>;
+}
+
+/** A paid promotion of a token: the token object's `{platform, isPaid: true, paidAt}`. */
+export interface Promotion {
+  platform: string;
+  paidAt: number;
 }
 
 export interface Funding {

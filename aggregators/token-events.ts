@@ -1,5 +1,6 @@
 // Token events applied to the state: creation, curve, graduation, metadata, security, balances
-// (solana, absolute), transfers (EVM, deltas), wallet labels and funding. Holders come only from here.
+// (solana, absolute), transfers (EVM, deltas), paid promotions, wallet labels and funding. Holders
+// come only from here.
 import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chains.ts';
 import { ZERO, fromUnits, mul } from '../core/decimal.ts';
 import type { TokenEvent } from '../core/topics.ts';
@@ -8,7 +9,31 @@ import { holderChanged, holdersReset } from './holder-index.ts';
 import { markOf } from './pricing.ts';
 import type { BatchOutput } from './contracts.ts';
 import { clampPct } from './format.ts';
-import { ATTR, type AggregatorState, type HolderRec, type TokenState, type WalletState } from './state.ts';
+import {
+  ATTR,
+  type AggregatorState,
+  type HolderRec,
+  type Promotion,
+  type TokenState,
+  type WalletState,
+} from './state.ts';
+
+/** Promotions kept per token: the newest, so a token bought promotions for years stays small. */
+export const MAX_PROMOTIONS = 10;
+
+/**
+ * Adds a paid promotion: one per platform and payment time, newest first (ties by platform), the
+ * newest MAX_PROMOTIONS kept. The result is the same set whatever order the events came in, so a
+ * replay gives the same list.
+ */
+export function addPromotion(t: TokenState, promotion: Promotion): void {
+  const list = t.promotions ?? [];
+  if (list.some((p) => p.platform === promotion.platform && p.paidAt === promotion.paidAt)) return;
+  list.push({ platform: promotion.platform, paidAt: promotion.paidAt });
+  list.sort((a, b) => b.paidAt - a.paidAt || (a.platform < b.platform ? -1 : a.platform > b.platform ? 1 : 0));
+  if (list.length > MAX_PROMOTIONS) list.length = MAX_PROMOTIONS;
+  t.promotions = list;
+}
 
 /** The state accessors the processor shares with the token-event handlers. */
 export interface StateOps {
@@ -123,6 +148,9 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         if (e.transferBlockable !== undefined) t.security.transferBlockable = e.transferBlockable;
         if (e.lpBurntPct !== undefined) t.security.lpBurntPct = clampPct(e.lpBurntPct);
         if (e.transferFeeBps !== undefined) t.security.transferFeeBps = e.transferFeeBps;
+        break;
+      case 'promotion':
+        addPromotion(t, { platform: e.platform, paidAt: e.paidAt });
         break;
       case 'balance':
         setBalance(t, key, normalizeAddress(chain, e.owner), BigInt(e.amount), e.blockTime, out);

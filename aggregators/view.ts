@@ -92,6 +92,7 @@ export function buildToken(t: TokenState, wallets: Map<string, WalletState>): To
     graduatedAt: t.graduatedAt,
     graduatedToPool: t.graduatedToPool,
     graduatedToDex: t.graduatedToDex,
-    platforms: [],
+    // Paid promotions only: the platforms a trade was routed through belong to the trade.
+    platforms: (t.promotions ?? []).map((p) => ({ platform: p.platform, isPaid: true, paidAt: p.paidAt })),
   };
 }

@@ -29,6 +29,7 @@ import { createConfiguredEvmDecoder } from '../ingest/simulator/pipeline.ts';
 import { createSimulatorSource } from '../ingest/simulator/runner.ts';
 import { startSimEnrichment } from '../ingest/enrichment/sim-enrichment.ts';
 import { createEnrichmentStage, httpRpcCallers } from '../ingest/enrichment/stage.ts';
+import { startPromotionSource } from '../ingest/promotions/source.ts';
 import type { Runtime } from './runtime.ts';
 
 const SOLANA_CURSOR = 'solana-blocks';
@@ -149,7 +150,10 @@ export async function startIngest(runtime: Runtime): Promise<void> {
         ? createEnrichmentStage(ctx, { rpc: httpRpcCallers(ctx.config.rpc, rpcChains) })
         : await startSimEnrichment(ctx, { seed: ctx.config.simSeed, chains: ctx.config.simChains });
   const ingestPublisher = createIngestPublisher(ctx, { log });
-  const publisher = enrichment ? enrichment.wrap(ingestPublisher) : ingestPublisher;
+  const enriched = enrichment ? enrichment.wrap(ingestPublisher) : ingestPublisher;
+  // Paid promotions of tokens (their `platforms`): SPOT_PROMOTIONS_URL, or the simulator's own feed.
+  const promotions = await startPromotionSource(ctx, { simulated: rpcChains.length === 0 });
+  const publisher = promotions ? promotions.wrap(enriched) : enriched;
   const labels = createLabelImporter(ctx, { log, publisher });
   if (rpcChains.length > 0) {
     const cursors = openCursors();
@@ -209,6 +213,10 @@ export async function startIngest(runtime: Runtime): Promise<void> {
     );
   }
 
+  if (promotions) {
+    promotions.start();
+    stops.unshift({ name: 'promotions', stop: () => promotions.stop() });
+  }
   runtime.add({
     name: 'ingest',
     async stop() {

@@ -9,7 +9,8 @@ import { createRuntime } from './runtime.ts';
 
 const USAGE = 'Usage: spot labels import FILE|URL';
 
-async function readSource(where: string): Promise<string> {
+/** A list file, or a URL fetched (30 s at most). */
+export async function readSource(where: string): Promise<string> {
   if (/^https?:\/\//i.test(where)) {
     const response = await fetch(where, { signal: AbortSignal.timeout(30_000) });
     if (!response.ok) throw new Error(`GET ${new URL(where).host}: HTTP ${response.status}`);

@@ -22,6 +22,7 @@ Commands:
   bench [scenario…]      run the benchmarks and write bench/results
   console                print a one-time link that opens the live console in a browser
   labels import FILE|URL import a wallet-label list (CSV or JSON; docs/sources.md)
+  promotions import FILE|URL  import a paid-promotion list (CSV or JSON; docs/sources.md)
 
 Configuration comes from SPOT_* environment variables (meanings: docs/configuration.md); flags and defaults:
 ${settingsHelp()}`;
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   bench: async () => (await import('../bench/run.ts')).benchCommand,
   console: async () => (await import('./console.ts')).consoleCommand,
   labels: async () => (await import('./labels.ts')).labelsCommand,
+  promotions: async () => (await import('./promotions.ts')).promotionsCommand,
 };
 
 /** One usage line per command, printed by `spot <command> --help` (and on a usage error). */
@@ -63,6 +65,8 @@ const COMMAND_USAGE: Record<string, string> = {
   console: 'spot console                  a one-time link (15 min) that opens the live console at / on SPOT_HTTP_PORT',
   labels:
     'spot labels import FILE|URL   a wallet-label list (CSV or JSON: chain,address,label,name,source) onto the log',
+  promotions:
+    'spot promotions import FILE|URL  a paid-promotion list (CSV or JSON: chain,token,platform,paidAt,product,source) onto the log',
 };
 
 /** Commands that take no arguments besides the configuration flags (an unknown flag must not start a service). */

@@ -47,6 +47,10 @@ export interface Config {
   metadataAllowHosts: string[];
   /** Whether ingest resolves metadata and security facts of new tokens (SPOT_ENRICHMENT). */
   enrichment: 'on' | 'off';
+  /** DEX Screener-shaped paid-promotion API polled for the tokens' `platforms` (SPOT_PROMOTIONS_URL); null: off (the simulator polls its own). */
+  promotionsUrl: string | null;
+  /** Time between two polls of the promotion source, ms; null: 60 s (the simulator's local feed: 5 s). */
+  promotionsIntervalMs: number | null;
   /**
    * Longest wait before the aggregator writes processed rows to the store, ms (default 1000). Each
    * write is one INSERT per table, a part chDB merges later: at 100 ms, the store's inserts and merges
@@ -409,6 +413,19 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     meaning:
       '`off`: ingest fetches no token metadata and reads no security facts (no off-chain requests; `metadata` and `security` keep their defaults)',
     parse: (env, name) => oneOf(env, name, ['on', 'off'] as const, 'on'),
+  },
+  promotionsUrl: {
+    variables: ['SPOT_PROMOTIONS_URL'],
+    default: 'off (the simulator: its own feed)',
+    meaning:
+      "base URL of a DEX Screener-shaped paid-promotion API (e.g. `https://api.dexscreener.com`) polled for the tokens' `platforms` (see [sources.md](sources.md))",
+    parse: (env, name) => url(env, name, ['http:', 'https:']),
+  },
+  promotionsIntervalMs: {
+    variables: ['SPOT_PROMOTIONS_INTERVAL_MS'],
+    default: "`60000` (the simulator's feed: `5000`)",
+    meaning: 'time between two polls of the promotion source, ms',
+    parse: (env, name) => (raw(env, name) === undefined ? null : number(env, name, 0, 100)),
   },
 };
 

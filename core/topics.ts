@@ -193,6 +193,24 @@ const WalletLabelEvent = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A paid promotion of a token (a DEX Screener order, or a line of an imported promotions list):
+ * the token's own `platforms`. `blockTime` is the payment time; trades never make one.
+ */
+const PromotionEvent = Type.Object(
+  {
+    ...Position,
+    kind: Type.Literal('promotion'),
+    token: Type.String(),
+    platform: Type.String({ minLength: 1, maxLength: 64, description: 'Where it was promoted, e.g. dexscreener' }),
+    paidAt: Type.Integer({ minimum: 0, description: 'Payment time, Unix ms' }),
+    /** What was bought (e.g. tokenProfile, tokenAd, boost) and the feed or list it came from. */
+    product: nullable(Type.String({ maxLength: 64 })),
+    source: Type.String({ maxLength: 200 }),
+  },
+  { additionalProperties: false },
+);
+
 export const TokenEvent = Type.Union(
   [
     TokenCreated,
@@ -204,6 +222,7 @@ export const TokenEvent = Type.Union(
     BalanceEvent,
     FundingEvent,
     WalletLabelEvent,
+    PromotionEvent,
   ],
   { $id: 'TokenEvent' },
 );

@@ -36,6 +36,8 @@ describe('spot up (end to end, child process)', function () {
         SPOT_SQL_PORT: String(sqlPort),
         SPOT_API_KEYS: KEY,
         SPOT_SIM_WARM_HOURS: '1',
+        // an hour of history dense enough to launch tokens some of which buy promotion (3 %)
+        SPOT_SIM_HISTORY_RATE: '5',
         SPOT_SIM_RATE: '100',
         SPOT_LOG_LEVEL: 'info',
       },
@@ -155,6 +157,37 @@ describe('spot up (end to end, child process)', function () {
     );
     assert.equal(candles.status, 200);
     assert.ok(((await candles.json()) as { candles: unknown[] }).candles.length > 0);
+  });
+
+  it("shows a promoted simulator token's paid promotion in its platforms", async () => {
+    // The simulator's promotion feed is polled like DEX Screener's: a promotion reaches the log, then the token.
+    const promoted = await waitFor(
+      async () => {
+        const client = createClient({ url: sql });
+        try {
+          const result = await client.query({
+            query: "SELECT chain, token FROM spot.token_events WHERE kind = 'promotion' ORDER BY block_time LIMIT 1",
+            format: 'JSONEachRow',
+          });
+          return ((await result.json()) as { chain: string; token: string }[])[0];
+        } finally {
+          await client.close();
+        }
+      },
+      90_000,
+      'a promotion event',
+    );
+    const platforms = await waitFor(
+      async () => {
+        const details = await fetch(`${http}/v1/tokens/${promoted.chain}/${promoted.token}`, { headers: auth });
+        if (details.status !== 200) return undefined;
+        const token = (await details.json()) as { platforms?: { platform: string; isPaid: boolean; paidAt: number }[] };
+        return token.platforms?.length ? token.platforms : undefined;
+      },
+      30_000,
+      'the promotion on the token',
+    );
+    assert.ok(platforms.every((p) => p.platform === 'dexscreener' && p.isPaid && Number.isInteger(p.paidAt)));
   });
 
   it('refuses requests without a key and writes through the SQL endpoint without the write credential', async () => {

@@ -132,10 +132,13 @@ describe('simulator node', function () {
     const expected = inProcess();
     const all = await published();
     // Metadata and security events are the enrichment stage's, resolved from the created token's
-    // chain data and URI (test/enrichment-*.test.ts); the in-process reference runs no enrichment.
+    // chain data and URI (test/enrichment-*.test.ts), promotions the poller's (test/promotions.test.ts);
+    // the in-process reference runs neither.
     const actual = {
       swaps: all.swaps,
-      events: all.events.filter((event) => event.kind !== 'metadata' && event.kind !== 'security'),
+      events: all.events.filter(
+        (event) => event.kind !== 'metadata' && event.kind !== 'security' && event.kind !== 'promotion',
+      ),
     };
     const ids = actual.swaps.map((swap) => swap.id);
     assert.equal(new Set(ids).size, ids.length, 'no swap published twice');
@@ -194,9 +197,11 @@ describe('simulator node', function () {
 
   it('constructs and publishes token events only in decoders, the transfer extractor and the label import', () => {
     const root = path.resolve(import.meta.dirname, '..');
-    const builds = /kind: '(created|graduated|funding|walletLabel|transfer|balance|curve|metadata|security)'/;
-    // ingest/enrichment resolves metadata and security facts from the chain (and the URI it names).
-    const allowed = /^ingest\/(solana|evm|transfers|labels|enrichment)\/|^ingest\/sources\/evm-resolver\.ts$/;
+    const builds = /kind: '(created|graduated|funding|walletLabel|transfer|balance|curve|metadata|security|promotion)'/;
+    // ingest/enrichment resolves metadata and security facts from the chain (and the URI it names);
+    // ingest/promotions reads a promotion API or list (its simulated feed, sim-*, only answers it).
+    const allowed =
+      /^ingest\/(solana|evm|transfers|labels|enrichment)\/|^ingest\/promotions\/(?!sim-)|^ingest\/sources\/evm-resolver\.ts$/;
     const offenders: string[] = [];
     for (const file of sourceFiles(root)) {
       const relative = path.relative(root, file);
@@ -206,7 +211,9 @@ describe('simulator node', function () {
         offenders.push(`${relative} produces to the token-events topic`);
       if (
         /\.publish\(/.test(text) &&
-        !/^ingest\/(sources|labels|enrichment)\/|^ingest\/simulator\/runner\.ts$/.test(relative)
+        !/^ingest\/(sources|labels|enrichment)\/|^ingest\/promotions\/(?!sim-)|^ingest\/simulator\/runner\.ts$/.test(
+          relative,
+        )
       )
         offenders.push(`${relative} publishes records`);
     }

@@ -16,7 +16,7 @@ export interface SimMetadataServer {
 const HANDLES = ['pumpdotfun', 'solana', 'memecoinhq', 'basedtoken', 'bnbchain', 'degenlabs', 'moonteam', 'cookingcto'];
 
 /** A number in [0, 1) from the seed and path: the same token always gets the same answer. */
-function draw(seed: number, path: string, salt: string): number {
+export function draw(seed: number, path: string, salt: string): number {
   return createHash('sha256').update(`${seed}:${salt}:${path}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 

@@ -87,8 +87,26 @@ export function splitCsvLine(text: string): string[] | null {
   return fields;
 }
 
-function parseCsv(text: string): ParsedLabels {
-  const out: ParsedLabels = { lines: [], errors: [] };
+/** A record file's shape: its columns (CSV header, JSON keys), the JSON wrapper key, and the check of one record. */
+export interface RecordSpec<T> {
+  /** Columns every CSV header must name. */
+  required: readonly string[];
+  /** Every column, in the order the format names them (the messages show it). */
+  columns: readonly string[];
+  /** JSON: `{<listKey>: [...]}` holds the array. */
+  listKey: string;
+  /** The record, or why it is refused. */
+  check(raw: Record<string, unknown>, line: number): T | string;
+}
+
+export interface ParsedRecords<T> {
+  lines: T[];
+  errors: LabelLineError[];
+}
+
+function parseCsv<T>(text: string, spec: RecordSpec<T>): ParsedRecords<T> {
+  const out: ParsedRecords<T> = { lines: [], errors: [] };
+  const named = spec.columns.join(',');
   let header: string[] | null = null;
   text.split(/\r?\n/).forEach((raw, index) => {
     const line = index + 1;
@@ -97,30 +115,31 @@ function parseCsv(text: string): ParsedLabels {
     if (!fields) return void out.errors.push({ line, message: 'unterminated quoted field' });
     if (!header) {
       header = fields.map((field) => field.toLowerCase());
-      const missing = ['chain', 'address', 'label'].filter((column) => !header!.includes(column));
+      const missing = spec.required.filter((column) => !header!.includes(column.toLowerCase()));
       if (missing.length > 0) {
-        out.errors.push({ line, message: `header lacks ${missing.join(', ')} (chain,address,label,name,source)` });
+        out.errors.push({ line, message: `header lacks ${missing.join(', ')} (${named})` });
         header = null;
       }
       return;
     }
     if (fields.length !== header.length)
       return void out.errors.push({ line, message: `${fields.length} fields where the header names ${header.length}` });
-    const entry = checkEntry(Object.fromEntries(header.map((column, i) => [column, fields[i]])), line);
+    const byName = new Map(header.map((column, i) => [column, fields[i]]));
+    const record = Object.fromEntries(spec.columns.map((column) => [column, byName.get(column.toLowerCase())]));
+    const entry = spec.check(record, line);
     if (typeof entry === 'string') out.errors.push({ line, message: entry });
     else out.lines.push(entry);
   });
-  if (!header && out.errors.length === 0)
-    out.errors.push({ line: 1, message: 'no header line (chain,address,label,name,source)' });
+  if (!header && out.errors.length === 0) out.errors.push({ line: 1, message: `no header line (${named})` });
   return out;
 }
 
-function parseJson(text: string): ParsedLabels {
-  const out: ParsedLabels = { lines: [], errors: [] };
+function parseJson<T>(text: string, spec: RecordSpec<T>): ParsedRecords<T> {
+  const out: ParsedRecords<T> = { lines: [], errors: [] };
   const add = (value: unknown, line: number) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       return void out.errors.push({ line, message: 'not an object' });
-    const entry = checkEntry(value as Record<string, unknown>, line);
+    const entry = spec.check(value as Record<string, unknown>, line);
     if (typeof entry === 'string') out.errors.push({ line, message: entry });
     else out.lines.push(entry);
   };
@@ -131,9 +150,10 @@ function parseJson(text: string): ParsedLabels {
   } catch {
     whole = undefined;
   }
-  if (Array.isArray(whole) || (whole && Array.isArray((whole as { labels?: unknown }).labels))) {
+  const wrapped = whole && typeof whole === 'object' ? (whole as Record<string, unknown>)[spec.listKey] : undefined;
+  if (Array.isArray(whole) || Array.isArray(wrapped)) {
     // An array: its entries are numbered from 1, like lines.
-    const entries = Array.isArray(whole) ? whole : (whole as { labels: unknown[] }).labels;
+    const entries = Array.isArray(whole) ? whole : (wrapped as unknown[]);
     entries.forEach((value, index) => add(value, index + 1));
     return out;
   }
@@ -149,8 +169,20 @@ function parseJson(text: string): ParsedLabels {
   return out;
 }
 
+/** Every record of a CSV or JSON file (labels, promotions): the good ones, and each bad line with its number. */
+export function parseRecords<T>(text: string, format: LabelFormat, spec: RecordSpec<T>): ParsedRecords<T> {
+  return format === 'csv' ? parseCsv(text, spec) : parseJson(text, spec);
+}
+
+const LABEL_SPEC: RecordSpec<LabelLine> = {
+  required: ['chain', 'address', 'label'],
+  columns: ['chain', 'address', 'label', 'name', 'source'],
+  listKey: 'labels',
+  check: checkEntry,
+};
+
 export function parseLabels(text: string, format: LabelFormat): ParsedLabels {
-  return format === 'csv' ? parseCsv(text) : parseJson(text);
+  return parseRecords(text, format, LABEL_SPEC);
 }
 
 const csvField = (value: string | null) =>
