@@ -16,7 +16,7 @@ import { newBatchOutput, type BatchOutput, type PartitionedHooks, type Processor
 import { createProcessor } from './process.ts';
 import { createSinkWriter } from './sink-writer.ts';
 import { createEviction } from './eviction.ts';
-import { readSnapshot, snapshotPath, writeSnapshot } from './snapshot.ts';
+import { readSnapshot, serializeState, snapshotPath, writeSnapshotFile } from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
 import { buildToken } from './view.ts';
 
@@ -46,6 +46,8 @@ export interface AggregatorOptions {
   snapshotEveryMs?: number;
   /** Called after every flush, once the batch's topics are published and its rows handed to the store writer. */
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
+  /** Called once a snapshot's file is on disk (it is written while processing goes on). */
+  onSnapshot?: (info: { processed: number }) => void;
   /** Distributed: token state partitioned by input partition (aggregators/ownership.ts). */
   partitioned?: PartitionedHooks;
   /** Embedded: where idle tokens go when they leave memory (aggregators/eviction.ts); none keeps every token. */
@@ -142,6 +144,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
           idleMs: options.evictIdleMs,
         })
       : null;
+  /** The snapshot file being written, if any. */
+  let snapshotWrite: Promise<void> = Promise.resolve();
   /** A merged message whose evicted tokens are being brought back; applied first once they are. */
   let held: MergeItem<RawSwap | TokenEvent> | null = null;
 
@@ -421,28 +425,41 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     // Idle tokens leave memory here: their views are published and the sinks drained.
     if (eviction) await eviction.evictIdle();
+    await snapshotWrite;
     const started = Date.now();
-    const bytes = writeSnapshot(file, state);
+    const buffer = serializeState(state);
+    const processed = state.processed;
+    const offsets = { ...state.offsets };
     lastSnapshotAt = Date.now();
-    lastSnapshotProcessed = state.processed;
-    if (logger.isLevelEnabled('debug'))
-      logger.debug({ bytes, ms: lastSnapshotAt - started, processed: state.processed }, 'snapshot written');
-    // The group's offsets follow the snapshot (a restart seeks to the snapshot's own): they never
-    // name a message whose rows the store has not acknowledged, and they show the lag.
-    if (consumer && !stopped) {
-      const positions = Object.entries(state.offsets).map(([key, offset]) => {
-        const at = key.lastIndexOf(':');
-        return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)), offset };
-      });
-      consumer
-        .commit(positions)
-        .catch((error) =>
-          logger.warn(
-            { err: (error as Error).message },
-            'committing the input offsets failed; the next snapshot retries',
-          ),
-        );
-    }
+    lastSnapshotProcessed = processed;
+    // The file is written while processing goes on; the next snapshot and stop() wait for it.
+    snapshotWrite = writeSnapshotFile(file, buffer).then(
+      () => {
+        if (logger.isLevelEnabled('debug'))
+          logger.debug({ bytes: buffer.length, ms: Date.now() - started, processed }, 'snapshot written');
+        commitOffsets(offsets);
+        options.onSnapshot?.({ processed });
+      },
+      (error: Error) =>
+        logger.error({ err: error.message }, 'writing the snapshot failed; the previous one stands, the next retries'),
+    );
+  }
+
+  /**
+   * The group's offsets follow the snapshot on disk (a restart seeks to the snapshot's own): they
+   * never name a message whose rows the store has not acknowledged, and they show the lag.
+   */
+  function commitOffsets(offsets: Record<string, number>): void {
+    if (!consumer || stopped) return;
+    const positions = Object.entries(offsets).map(([key, offset]) => {
+      const at = key.lastIndexOf(':');
+      return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)), offset };
+    });
+    consumer
+      .commit(positions)
+      .catch((error) =>
+        logger.warn({ err: (error as Error).message }, 'committing the input offsets failed; the next snapshot retries'),
+      );
   }
 
   function fail(error: unknown): void {
@@ -551,6 +568,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         await flushViews();
         await sinks.drain();
         await snapshot();
+        await snapshotWrite;
       });
       cancelScheduledFlush();
       cancelViews?.();

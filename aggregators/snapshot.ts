@@ -16,19 +16,25 @@ export function snapshotPath(ctx: Context, name: string): string {
   return path.join(snapshotDir(ctx), `snapshot-${name}.bin`);
 }
 
-export function writeSnapshot(file: string, state: AggregatorState): number {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const buffer = v8.serialize(state);
+/** The state as snapshot bytes, taken synchronously: it must not change under the serialiser. */
+export const serializeState = (state: AggregatorState): Buffer => v8.serialize(state);
+
+/**
+ * Writes snapshot bytes atomically (tmp file, fsync, rename) on libuv's pool: at mainnet size
+ * (~220 MB for 33k tokens) the write and fsync took ~2.7 s of the ~4 s a synchronous snapshot
+ * blocked the main thread.
+ */
+export async function writeSnapshotFile(file: string, buffer: Buffer): Promise<void> {
+  await fs.promises.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
+  const handle = await fs.promises.open(tmp, 'w');
   try {
-    fs.writeSync(fd, buffer);
-    fs.fsyncSync(fd);
+    await handle.writeFile(buffer);
+    await handle.sync();
   } finally {
-    fs.closeSync(fd);
+    await handle.close();
   }
-  fs.renameSync(tmp, file);
-  return buffer.length;
+  await fs.promises.rename(tmp, file);
 }
 
 export function readSnapshot(file: string): AggregatorState | null {
