@@ -61,7 +61,13 @@ runScenarioMain<Params>(
           ? check('solana <= 3 RPC calls per slot', unit, '<=', params.maxCallsPerSlot, perBlock, unit)
           : check(`${chain} <= 3 RPC calls per block`, unit, '<=', params.maxCallsPerBlock, perBlock, unit),
       );
-      evidence[chain] = { calls, requests, blocks };
+      const prefix = `simulator.node.method.${chain}.`;
+      const byMethod = Object.fromEntries(
+        Object.entries(ctx.metrics.snapshot())
+          .filter(([name]) => name.startsWith(prefix))
+          .map(([name, count]) => [name.slice(prefix.length), round(count / blocks, 3)]),
+      );
+      evidence[chain] = { calls, requests, blocks, callsPerBlockByMethod: byMethod };
     }
     if (ctx.metrics.get('ingest.solana.blocks') > 0)
       evidence.solanaProducedBlocks = ctx.metrics.get('ingest.solana.blocks');

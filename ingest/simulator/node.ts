@@ -96,6 +96,7 @@ export async function startSimulatorNode(ctx: Context, options: SimulatorNodeOpt
         ? []
         : [request.params];
     ctx.metrics.inc(`simulator.node.calls.${chain.chain}`);
+    ctx.metrics.inc(`simulator.node.method.${chain.chain}.${request.method}`);
     try {
       if (socket && chain.subscriptions.includes(request.method)) {
         if (request.method === 'eth_subscribe' && params[0] !== 'newHeads')
