@@ -12,6 +12,7 @@ import type { CandleRow, SpotStore } from '../clickhouse/types.ts';
 import type { EvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import { candleMessage, dirtyBaseRows } from './candles.ts';
 import { createMerger, type MergeItem } from './merge.ts';
+import { processedBelow, recordProcessed } from './positions.ts';
 import { newBatchOutput, type BatchOutput, type PartitionedHooks, type Processor } from './contracts.ts';
 import { createProcessor } from './process.ts';
 import { createSinkWriter } from './sink-writer.ts';
@@ -108,6 +109,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   let state: AggregatorState = newState();
   let processor: Processor | null = null;
   const merger = createMerger<RawSwap | TokenEvent>();
+  let forcedSeen = 0;
   let consumer: Consumer | null = null;
   let running: Promise<void> | null = null;
   let failure: Error | null = null;
@@ -192,6 +194,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         topic: batch.topic,
         partition: batch.partition,
         offset: m.offset,
+        chain: valid ? (value as RawSwap).chain : '',
         time,
         rank: isSwap ? 1 : 0,
         value: (valid ? value : null) as RawSwap,
@@ -227,7 +230,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         if (item.rank === 1) p.swap(item.value as RawSwap, pending, at);
         else p.event(item.value as TokenEvent, item.raw, pending, at);
       }
-      state.offsets[`${item.topic}:${item.partition}`] = item.offset + 1;
+      recordProcessed(
+        state,
+        item.topic,
+        item.partition,
+        item.chain,
+        item.offset,
+        merger.low(item.topic, item.partition),
+      );
       state.processed += 1;
       pendingCount += 1;
     }
@@ -286,6 +296,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
     else scheduleViews();
     ctx.metrics.set('aggregator.processed', state.processed);
+    reportForced();
     ctx.metrics.families.aggregatorMessages.inc(count);
     ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
     endTimer();
@@ -294,6 +305,18 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       await snapshot();
     }
     options.onFlush?.({ processed: state.processed, snapshot: snapshotDue });
+  }
+
+  /** Messages the merge took early because its buffer was full (their chain's order may then vary). */
+  function reportForced(): void {
+    const forced = merger.forced();
+    if (forced === forcedSeen) return;
+    ctx.metrics.inc('aggregator.merge_forced', forced - forcedSeen);
+    logger.warn(
+      { forced: forced - forcedSeen, buffered: merger.buffered() },
+      'merge buffer full: messages taken before a partition that may still hold earlier ones of their chain',
+    );
+    forcedSeen = forced;
   }
 
   /** Every view changed so far, whole: the pass in progress is finished, then one more for the rest. */
@@ -458,7 +481,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     consumer
       .commit(positions)
       .catch((error) =>
-        logger.warn({ err: (error as Error).message }, 'committing the input offsets failed; the next snapshot retries'),
+        logger.warn(
+          { err: (error as Error).message },
+          'committing the input offsets failed; the next snapshot retries',
+        ),
       );
   }
 
@@ -544,7 +570,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         for (const [partition, end] of ends) {
           // The snapshot's offsets override the group's; without a snapshot the state is empty, so start at 0.
           const offset = Math.min(state.offsets[`${topic}:${partition}`] ?? 0, end);
-          merger.init(topic, partition, offset);
+          merger.init(topic, partition, offset, processedBelow(state, topic, partition));
           merger.setEnd(topic, partition, end);
           await consumer.seek(topic, partition, offset);
         }

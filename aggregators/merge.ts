@@ -1,38 +1,66 @@
-// Deterministic order over the input partitions: a merge of their heads by (event time, token
-// events before swaps, topic, partition, offset). A partition that may still deliver an earlier
-// message (its buffer is empty but the log holds more) blocks the merge, so the order is a
-// function of the log alone: replays, restarts and live runs that caught up see the same order.
+// Deterministic order over the input partitions, per chain. Each chain's sources publish in event
+// time, but several sources (one per chain, node mode or RPC) interleave a partition's chains in
+// an order that depends on timing. So a partition is split into one queue per chain, and the
+// heads of a chain's queues are merged by (event time, token events before swaps, topic,
+// partition, offset). A chain waits while some partition that may still deliver messages has
+// none of that chain buffered (its next message may be an earlier one of that chain). Every
+// chain's order is then a function of the log alone, whatever the cross-chain interleaving:
+// replays, restarts, Kafka and the embedded log see the same order per chain (the state of one
+// chain never reads another's). A partition is thus processed out of offset order: its position
+// is a low watermark plus, per chain, the offset after the last message of that chain processed
+// (aggregators/positions.ts). Messages that break their schema (chain '') wait for nothing.
 export interface MergeItem<T> {
   topic: string;
   partition: number;
   offset: number;
+  /** The message's chain; '' for one that breaks its schema. */
+  chain: string;
   time: number;
   rank: number;
   value: T;
   raw: string;
 }
 
+interface ChainQueue<T> {
+  items: MergeItem<T>[];
+  head: number;
+}
+
 interface Queue<T> {
   topic: string;
   partition: number;
-  items: MergeItem<T>[];
-  head: number;
+  chains: Map<string, ChainQueue<T>>;
   /** Next offset expected from the consumer. */
   delivered: number;
   /** End offset of the partition as last read from the log. */
   end: number;
+  /** Per chain: messages below this offset were processed before a restart (skipped when delivered again). */
+  skip: Record<string, number>;
+}
+
+export interface MergerOptions {
+  /**
+   * Buffered messages past which a chain waiting for a partition is released anyway (its order
+   * may then depend on timing; counted by forced()). Reached only when one partition holds a long
+   * stretch without a chain that other partitions carry (default 200,000).
+   */
+  maxBuffered?: number;
 }
 
 export interface Merger<T> {
-  /** Registers a partition and the offset its delivery starts at. */
-  init(topic: string, partition: number, offset: number): void;
-  /** Buffers delivered messages (offsets at or past the expected one; earlier ones are dropped). */
+  /** Registers a partition, the offset its delivery starts at, and per chain the offsets already processed below. */
+  init(topic: string, partition: number, offset: number, skip?: Record<string, number>): void;
+  /** Buffers delivered messages (offsets at or past the expected one and not processed before; others are dropped). */
   push(items: MergeItem<T>[]): void;
   setEnd(topic: string, partition: number, end: number): void;
   /** The next message in merge order, or null when none can be taken yet. */
   next(): MergeItem<T> | null;
+  /** The smallest offset of the partition not yet taken (buffered or still to be delivered). */
+  low(topic: string, partition: number): number;
   /** Messages buffered and not yet taken. */
   buffered(): number;
+  /** Messages taken past a waiting partition because the buffer was full. */
+  forced(): number;
   /** True when every partition delivered up to its known end and nothing is buffered. */
   caughtUp(): boolean;
 }
@@ -47,36 +75,80 @@ function earlier<T>(a: MergeItem<T>, b: MergeItem<T>): boolean {
   return a.offset < b.offset;
 }
 
-export function createMerger<T>(): Merger<T> {
+const hasItems = <T>(c: ChainQueue<T> | undefined): c is ChainQueue<T> => c !== undefined && c.head < c.items.length;
+
+export function createMerger<T>(options: MergerOptions = {}): Merger<T> {
+  const maxBuffered = options.maxBuffered ?? 200_000;
   const queues = new Map<string, Queue<T>>();
   let list: Queue<T>[] = [];
+  const chains: string[] = [];
   let count = 0;
+  let forcedCount = 0;
 
   function queue(topic: string, partition: number): Queue<T> {
     const key = keyOf(topic, partition);
     let q = queues.get(key);
     if (!q) {
-      queues.set(key, (q = { topic, partition, items: [], head: 0, delivered: 0, end: 0 }));
+      queues.set(key, (q = { topic, partition, chains: new Map(), delivered: 0, end: 0, skip: {} }));
       list = [...queues.values()];
     }
     return q;
   }
 
+  /** True when a partition that may still deliver holds none of the chain: it may hold an earlier one. */
+  function waits(chain: string): boolean {
+    if (chain === '') return false;
+    for (const q of list) if (q.delivered < q.end && !hasItems(q.chains.get(chain))) return true;
+    return false;
+  }
+
+  /** The queue whose head comes first among the given chains (all when `ready` is null). */
+  function first(ready: ((chain: string) => boolean) | null): ChainQueue<T> | null {
+    let best: ChainQueue<T> | null = null;
+    for (const chain of chains) {
+      if (ready && !ready(chain)) continue;
+      for (const q of list) {
+        const c = q.chains.get(chain);
+        if (hasItems(c) && (!best || earlier(c.items[c.head]!, best.items[best.head]!))) best = c;
+      }
+    }
+    return best;
+  }
+
+  function take(c: ChainQueue<T>): MergeItem<T> {
+    const item = c.items[c.head++]!;
+    if (c.head >= c.items.length) {
+      c.items = [];
+      c.head = 0;
+    } else if (c.head > 4096 && c.head * 2 > c.items.length) {
+      c.items = c.items.slice(c.head);
+      c.head = 0;
+    }
+    count--;
+    return item;
+  }
+
   return {
-    init(topic, partition, offset) {
+    init(topic, partition, offset, skip = {}) {
       const q = queue(topic, partition);
-      q.items = [];
-      q.head = 0;
+      q.chains.clear();
       q.delivered = offset;
       q.end = Math.max(q.end, offset);
+      q.skip = { ...skip };
     },
     push(items) {
       for (const item of items) {
         const q = queue(item.topic, item.partition);
         if (item.offset < q.delivered) continue; // redelivered
-        q.items.push(item);
         q.delivered = item.offset + 1;
         if (q.delivered > q.end) q.end = q.delivered;
+        if (item.offset < (q.skip[item.chain] ?? 0)) continue; // processed before the restart
+        let c = q.chains.get(item.chain);
+        if (!c) {
+          q.chains.set(item.chain, (c = { items: [], head: 0 }));
+          if (!chains.includes(item.chain)) chains.push(item.chain);
+        }
+        c.items.push(item);
         count++;
       }
     },
@@ -85,24 +157,23 @@ export function createMerger<T>(): Merger<T> {
       q.end = Math.max(end, q.delivered);
     },
     next() {
-      let best: Queue<T> | null = null;
-      for (const q of list) {
-        if (q.head >= q.items.length) {
-          if (q.delivered < q.end) return null; // it may hold an earlier message
-          continue;
-        }
-        if (!best || earlier(q.items[q.head]!, best.items[best.head]!)) best = q;
-      }
-      if (!best) return null;
-      const item = best.items[best.head++]!;
-      if (best.head > 4096 && best.head * 2 > best.items.length) {
-        best.items = best.items.slice(best.head);
-        best.head = 0;
-      }
-      count--;
-      return item;
+      if (count === 0) return null;
+      const best = first((chain) => !waits(chain));
+      if (best) return take(best);
+      if (count < maxBuffered) return null;
+      forcedCount++;
+      return take(first(null)!);
+    },
+    low(topic, partition) {
+      const q = queues.get(keyOf(topic, partition));
+      if (!q) return 0;
+      let low = q.delivered;
+      for (const c of q.chains.values())
+        if (hasItems(c) && c.items[c.head]!.offset < low) low = c.items[c.head]!.offset;
+      return low;
     },
     buffered: () => count,
+    forced: () => forcedCount,
     caughtUp() {
       return count === 0 && list.every((q) => q.delivered >= q.end);
     },

@@ -21,6 +21,7 @@ import type { Consumer, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS } from '../core/topics.ts';
 import { journaling, partitionOffsets, uncovered } from './partition-journal.ts';
 import { adoptPartition, durableRows, releaseAll, releasePartition } from './partitioned.ts';
+import { chainReached } from './positions.ts';
 import { decodeToken } from './snapshot.ts';
 import type { AggregatorControls, PartitionedHooks } from './contracts.ts';
 import type { AggregatorState } from './state.ts';
@@ -111,7 +112,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
     for (const p of parts) {
       const keys = [...dirty].filter((key) => partitionFor(key, partitions) === p);
       const mark = offsetsOf(p);
-      const rows = durableRows(state, keys);
+      const rows = durableRows(state, p, keys);
       await store.write(p, mark, rows, options.instance);
       for (const key of keys) dirty.delete(key);
       learn(p, mark);
@@ -139,6 +140,16 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
             return;
           }
           rows = await store.readTokens(p);
+          // Messages of a partition are processed in offset order per chain: every token's chain
+          // must have reached what its durable state covers (past the watermarks above).
+          const behind = rows.find((row) => {
+            const reached = chainReached(state!, p, row.token.slice(0, row.token.indexOf(':')));
+            return reached.swaps < row.covered.swaps || reached.events < row.covered.events;
+          });
+          if (behind) {
+            retry = true;
+            return;
+          }
         } catch (error) {
           logger.warn(
             { err: (error as Error).message, partition: p },

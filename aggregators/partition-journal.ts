@@ -8,23 +8,54 @@ import { ZERO } from '../core/decimal.ts';
 import { TOPICS } from '../core/topics.ts';
 import type { Partitioning } from './contracts.ts';
 import { forgetOldIds, seenBefore } from './dedupe.ts';
+import { chainPosition } from './positions.ts';
 import type { AggregatorState, JournalEntry, PartitionOffsets } from './state.ts';
 
-/** True when state at `covered` already includes the entry. */
+/**
+ * True when a token state covering `covered` (the positions of its chain's messages in the
+ * partition, positions.ts chainPosition) already includes the entry. A tick is included once that
+ * state is past a message of the chain the tick came before; a tick taken at exactly `covered` may
+ * come after that state, and re-applying one is a no-op.
+ */
 export function isCovered(entry: JournalEntry, covered: PartitionOffsets): boolean {
   if (entry.k === 'swap') return entry.offset < covered.swaps;
   if (entry.k === 'event') return entry.offset < covered.events;
-  // A tick taken at exactly `covered` may come after that state; re-applying one is a no-op.
   return entry.at.swaps < covered.swaps || entry.at.events < covered.events;
 }
 
-/** The entries `covered` does not include, in order (the array itself when none is covered). */
-export function uncovered(entries: JournalEntry[], covered: PartitionOffsets): JournalEntry[] {
-  if (entries.length === 0 || !isCovered(entries[0]!, covered)) return entries;
-  return entries.filter((entry) => !isCovered(entry, covered));
+const chainOf = (entry: JournalEntry): string =>
+  entry.k === 'swap' ? entry.swap.chain : entry.k === 'event' ? entry.event.chain : entry.chain;
+
+/**
+ * The entries a partition's durable `mark` (its owner's low watermarks) leaves to replay, in
+ * order: inputs below the mark go; a tick goes once a later input of its chain is below the mark
+ * (the owner passed it), or when a later tick of its chain follows with no input of the chain
+ * between them (that one decays as far). So ticks stay bounded by the inputs kept and the chains.
+ * The array itself when nothing goes.
+ */
+export function uncovered(entries: JournalEntry[], mark: PartitionOffsets): JournalEntry[] {
+  const passed = new Set<string>();
+  const ticked = new Set<string>();
+  const kept: JournalEntry[] = [];
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    const chain = chainOf(entry);
+    if (entry.k === 'tick') {
+      if (passed.has(chain) || ticked.has(chain)) continue;
+      ticked.add(chain);
+    } else {
+      ticked.delete(chain);
+      if (isCovered(entry, mark)) {
+        passed.add(chain);
+        continue;
+      }
+    }
+    kept.push(entry);
+  }
+  return kept.length === entries.length ? entries : kept.reverse();
 }
 
-/** The partition's next offsets in both input topics, as the aggregator's state records them. */
+/** The partition's low watermarks in both input topics, as the aggregator's state records them. */
 export function partitionOffsets(offsets: Record<string, number>, partition: number): PartitionOffsets {
   return {
     swaps: offsets[`${TOPICS.swaps.name}:${partition}`] ?? 0,
@@ -44,7 +75,8 @@ export function journaling(
   mark: (partition: number) => PartitionOffsets | undefined = () => undefined,
 ): Partitioning {
   const journal = (p: number, entry: JournalEntry) => {
-    const covered = mark(p);
+    // The mark is a partition's low watermarks: it says nothing of a tick (uncovered trims those).
+    const covered = entry.k === 'tick' ? undefined : mark(p);
     if (covered && isCovered(entry, covered)) return;
     const journals = (state.journals ??= new Map<number, JournalEntry[]>());
     let list = journals.get(p);
@@ -72,7 +104,7 @@ export function journaling(
     },
     tick(chain, time) {
       for (let p = 0; p < partitions; p++)
-        if (!owns(p)) journal(p, { k: 'tick', chain, time, at: partitionOffsets(state.offsets, p) });
+        if (!owns(p)) journal(p, { k: 'tick', chain, time, at: chainPosition(state, p, chain) });
     },
   };
 }

@@ -8,13 +8,16 @@ import type { AggregatorState, JournalEntry, PartitionOffsets, ShadowToken, Toke
 import { detachFromWallets } from './holders.ts';
 import { lastTradeTime } from './windows.ts';
 import { encodeToken } from './snapshot.ts';
+import { chainPosition } from './positions.ts';
 
-/** A token's durable state and the partition offsets it covers. */
+/** A token's durable state and the positions of its chain's messages in the partition it covers (positions.ts). */
 export interface DurableToken {
   key: string;
   covered: PartitionOffsets;
   token: TokenState;
 }
+
+const NOTHING: PartitionOffsets = { swaps: 0, events: 0 };
 
 function shadowOf(t: TokenState): ShadowToken {
   return { priceN: t.priceN, lastT: lastTradeTime(t.win), recentIds: t.recentIds };
@@ -73,8 +76,8 @@ export function adoptPartition(
     covered.set(row.key, row.covered);
     adopted.add(row.key);
   }
-  // A token without a durable row had no input before the partition's mark.
-  const coveredOf = (key: string) => covered.get(key) ?? durable.mark;
+  // A token without a durable row: no owner applied any of its inputs (each would have written it).
+  const coveredOf = (key: string) => covered.get(key) ?? NOTHING;
   let replayed = 0;
   for (const entry of journal) {
     if (entry.k === 'tick') {
@@ -109,12 +112,16 @@ export function adoptPartition(
   return { tokens: adopted.size, replayed };
 }
 
-/** The durable rows of a partition's tokens among `keys`, as they stand now. */
-export function durableRows(state: AggregatorState, keys: Iterable<string>): Array<{ key: string; state: string }> {
-  const rows: Array<{ key: string; state: string }> = [];
+/** The durable rows of a partition's tokens among `keys`, as they stand now, each with the positions it covers. */
+export function durableRows(
+  state: AggregatorState,
+  partition: number,
+  keys: Iterable<string>,
+): Array<{ key: string; state: string; covered: PartitionOffsets }> {
+  const rows: Array<{ key: string; state: string; covered: PartitionOffsets }> = [];
   for (const key of keys) {
     const t = state.tokens.get(key);
-    if (t) rows.push({ key, state: encodeToken(t) });
+    if (t) rows.push({ key, state: encodeToken(t), covered: chainPosition(state, partition, t.chain) });
   }
   return rows;
 }

@@ -189,15 +189,17 @@ export interface PartitionOffsets {
 export type JournalEntry =
   | { k: 'swap'; offset: number; swap: RawSwap; context: SwapContext }
   | { k: 'event'; offset: number; event: TokenEvent; raw: string }
-  /** A decay tick of the chain's watermark, taken when the partition stood at `at`. */
+  /** A decay tick of the chain's watermark, taken when the partition's messages of that chain stood at `at`. */
   | { k: 'tick'; chain: Chain; time: number; at: PartitionOffsets };
 
 /**
  * Version 2: windows from per-time buckets, closed candles of the late-trade horizon, a 10 min
  * dedupe horizon, wallet activity times, attribute bits in the CATEGORY layout.
  * Version 3: window buckets coarsen with age (1 s, 5 s, 15 s, 60 s; windows.ts).
+ * Version 4: partitions processed in offset order per chain (merge.ts): offsets are low
+ * watermarks, chainOffsets the per-chain positions above them; ticks journaled at chain positions.
  */
-export const STATE_VERSION = 3;
+export const STATE_VERSION = 4;
 
 export interface AggregatorState {
   version: typeof STATE_VERSION;
@@ -213,8 +215,10 @@ export interface AggregatorState {
   marks: MarkBook;
   /** Max event time processed per chain. */
   watermarks: Record<string, number>;
-  /** Next offset to process per "topic:partition". */
+  /** Per "topic:partition", the low watermark: every offset below it is processed (positions.ts). */
   offsets: Record<string, number>;
+  /** Per "topic:partition" and chain, the offset after the last message of that chain processed. */
+  chainOffsets: Record<string, Record<string, number>>;
   processed: number;
 }
 
@@ -226,6 +230,7 @@ export function newState(): AggregatorState {
     marks: {},
     watermarks: {},
     offsets: {},
+    chainOffsets: {},
     processed: 0,
   };
 }

@@ -1,7 +1,8 @@
 // Older state formats brought to the current one (snapshots and distributed durable token rows).
 // Version 1 kept every trade of 24 h per token (win.recs): its windows and recently closed candle
 // buckets are rebuilt from them. Version 2 kept one window bucket per distinct event time: its
-// buckets are merged into the granules of their age.
+// buckets are merged into the granules of their age. Version 3 processed partitions in offset
+// order (no per-chain positions).
 import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import { ATTR, STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
 import { advance, insert, newTradeWindow, windowFromTimeBuckets, type TradeRec } from './windows.ts';
@@ -57,8 +58,10 @@ export function upgradeToken(token: TokenState | TokenStateV2 | TokenStateV1): T
 
 /** A snapshot of any known version as the current state; null for an unknown one. */
 export function upgradeState(state: { version?: unknown } | null): AggregatorState | null {
-  if (!state || (state.version !== 1 && state.version !== 2 && state.version !== STATE_VERSION)) return null;
+  if (!state || ![1, 2, 3, STATE_VERSION].includes(state.version as number)) return null;
   const s = state as AggregatorState;
+  // Up to version 3 partitions were processed in offset order: the offsets say it all.
+  s.chainOffsets ??= {};
   for (const [key, token] of s.tokens) s.tokens.set(key, upgradeToken(token));
   // Version 1 wallets carry no activity time: active as of their chain's watermark.
   // Version 1 kept an empty set of holdings per wallet: absent now when empty.

@@ -19,11 +19,15 @@ export interface AggregatorStateStore {
   /** The latest mark of every partition that has one. */
   readMarks(): Promise<Map<number, PartitionMark>>;
   readTokens(partition: number): Promise<StoredTokenState[]>;
-  /** The tokens first, then the mark: a mark never names states that are not stored. */
+  /**
+   * The tokens first, then the mark: a mark never names states that are not stored. A token's
+   * `covered` are its chain's positions in the partition; its version adds the mark's, so it
+   * grows past rows written before (whose offsets were the partition's).
+   */
   write(
     partition: number,
     mark: PartitionMark,
-    tokens: Array<{ key: string; state: string }>,
+    tokens: Array<{ key: string; state: string; covered: PartitionMark }>,
     instance: string,
   ): Promise<void>;
 }
@@ -77,7 +81,14 @@ FROM spot.aggregator_tokens WHERE partition = {partition:UInt32} GROUP BY token`
         await client.insert({
           table: 'spot.aggregator_tokens',
           format: 'JSONEachRow',
-          values: tokens.map((t) => ({ ...common, token: t.key, state: t.state })),
+          values: tokens.map((t) => ({
+            ...common,
+            swaps_offset: t.covered.swaps,
+            events_offset: t.covered.events,
+            version: version + t.covered.swaps + t.covered.events,
+            token: t.key,
+            state: t.state,
+          })),
         });
       }
       await client.insert({ table: 'spot.aggregator_partitions', format: 'JSONEachRow', values: [common] });

@@ -11,8 +11,9 @@ import { partitionFor } from '../core/eventlog/partitioner.ts';
 import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { swapKey, tokenEventKey } from '../ingest/publisher.ts';
 import { isCovered, journaling, partitionOffsets, uncovered } from '../aggregators/partition-journal.ts';
-import { adoptPartition, releasePartition } from '../aggregators/partitioned.ts';
-import { decodeToken, encodeToken } from '../aggregators/snapshot.ts';
+import { adoptPartition, durableRows, releasePartition } from '../aggregators/partitioned.ts';
+import { chainReached, recordProcessed } from '../aggregators/positions.ts';
+import { decodeToken } from '../aggregators/snapshot.ts';
 import { newBatchOutput, type BatchOutput, type Processor } from '../aggregators/contracts.ts';
 import { createProcessor } from '../aggregators/process.ts';
 import { newState, type AggregatorState, type PartitionOffsets } from '../aggregators/state.ts';
@@ -74,6 +75,16 @@ function instance(owned: number[] | null): Instance {
   const partitioning = journaling(state, PARTITIONS, (p) => own.has(p));
   const processor = createProcessor(ctx, state, owned ? partitioning : undefined);
   const out = newBatchOutput();
+  // Processed offsets above each partition's low watermark (messages may come out of offset order).
+  const above = new Map<string, Set<number>>();
+  const low = (key: string, offset: number) => {
+    const done = above.get(key) ?? new Set<number>();
+    above.set(key, done);
+    done.add(offset);
+    let next = state.offsets[key] ?? 0;
+    while (done.delete(next)) next++;
+    return next;
+  };
   return {
     state,
     processor,
@@ -85,7 +96,8 @@ function instance(owned: number[] | null): Instance {
       if (m.swap) processor.swap(m.swap, out, at);
       else processor.event(m.event!, JSON.stringify(m.event), out, at);
       const topic = m.swap ? TOPICS.swaps.name : TOPICS.tokenEvents.name;
-      state.offsets[`${topic}:${m.partition}`] = m.offset + 1;
+      const chain = m.swap ? m.swap.chain : m.event!.chain;
+      recordProcessed(state, topic, m.partition, chain, m.offset, low(`${topic}:${m.partition}`, m.offset));
     },
   };
 }
@@ -101,13 +113,12 @@ const openCandles = (i: Instance, p: number) =>
 
 /** The owner's durable state of partition p as ownership.ts writes and reads it. */
 function durable(owner: Instance, p: number) {
-  const covered = owner.offsets(p);
   return {
-    mark: covered,
-    tokens: tokensOf(owner, p).map((key) => ({
-      key,
-      covered,
-      token: decodeToken(encodeToken(owner.state.tokens.get(key)!)),
+    mark: owner.offsets(p),
+    tokens: durableRows(owner.state, p, tokensOf(owner, p)).map((row) => ({
+      key: row.key,
+      covered: row.covered,
+      token: decodeToken(row.state),
     })),
   };
 }
@@ -163,7 +174,7 @@ describe('partitioned token state (hand-over on the real processor)', function (
         const state = durable(owner, p);
         // Trimming by the owner's mark (as the poller does) keeps what the hand-over needs.
         next.state.journals!.set(p, uncovered(next.state.journals!.get(p) ?? [], state.mark));
-        assert.ok(next.state.journals!.get(p)!.every((e) => !isCovered(e, state.mark)));
+        assert.ok(next.state.journals!.get(p)!.every((e) => e.k === 'tick' || !isCovered(e, state.mark)));
         const out = newBatchOutput();
         adoptPartition(next.state, next.processor, p, PARTITIONS, state, out);
         next.owned.add(p);
@@ -189,6 +200,49 @@ describe('partitioned token state (hand-over on the real processor)', function (
       }
     });
   }
+
+  it('takes a partition over from an owner that merged the chains in another order', () => {
+    // Same log, each chain in its own order, the chains interleaved otherwise: every partition is
+    // processed out of offset order (what two instances' merges do when deliveries differ).
+    const chainMajor = [...log].sort(
+      (a, b) => (a.swap ?? a.event)!.chain.localeCompare((b.swap ?? b.event)!.chain) || 0,
+    );
+    assert.notDeepEqual(chainMajor, log);
+    for (const [ownerOrder, nextOrder] of [
+      [chainMajor, log],
+      [log, chainMajor],
+    ] as const)
+      for (let p = 0; p < PARTITIONS; p++) {
+        const owner = instance([p]);
+        for (const m of ownerOrder.slice(0, Math.floor(log.length * 0.6))) owner.apply(m);
+        const state = durable(owner, p);
+        const next = instance([]);
+        // The hand-over waits until this instance reached what the durable state covers (ownership.ts).
+        const reached = () =>
+          next.offsets(p).swaps >= state.mark.swaps &&
+          next.offsets(p).events >= state.mark.events &&
+          state.tokens.every((row) => {
+            const at = chainReached(next.state, p, row.token.chain);
+            return at.swaps >= row.covered.swaps && at.events >= row.covered.events;
+          });
+        let k = Math.floor(log.length * 0.2);
+        for (const m of nextOrder.slice(0, k)) next.apply(m);
+        while (!reached()) next.apply(nextOrder[k++]!);
+        assert.ok(k < log.length, 'reached before the end of the log');
+        next.state.journals!.set(p, uncovered(next.state.journals!.get(p) ?? [], state.mark));
+        const out = newBatchOutput();
+        adoptPartition(next.state, next.processor, p, PARTITIONS, state, out);
+        next.owned.add(p);
+        for (const m of nextOrder.slice(k)) next.apply(m);
+        assert.deepEqual(views(next, p), views(reference, p), `partition ${p}: token objects`);
+        assert.deepEqual(openCandles(next, p), openCandles(reference, p), `partition ${p}: open candles`);
+        for (const t of [...out.trades, ...tradesAfter(next, p)])
+          assert.deepEqual(
+            t,
+            tradesAfter(reference, p).find((r) => r.id === t.id),
+          );
+      }
+  });
 
   it('gives a partition up and takes it back from its own durable state', () => {
     const half = Math.floor(log.length / 2);
