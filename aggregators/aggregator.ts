@@ -458,7 +458,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     consumer
       .commit(positions)
       .catch((error) =>
-        logger.warn({ err: (error as Error).message }, 'committing the input offsets failed; the next snapshot retries'),
+        logger.warn(
+          { err: (error as Error).message },
+          'committing the input offsets failed; the next snapshot retries',
+        ),
       );
   }
 
