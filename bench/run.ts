@@ -70,6 +70,13 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     quick: { minutes: 0.5, rate: 50 },
     timeoutMs: 240_000,
   },
+  day: {
+    file: 'day.ts',
+    params: { minutes: 60, rate: 2000 },
+    quick: { minutes: 0.5, rate: 200 },
+    nodeArgs: ['--expose-gc'],
+    timeoutMs: 3_600_000,
+  },
   soak: {
     file: 'live.ts',
     params: { mode: 'soak', rate: 2000, subscribers: 1000, restPerSecond: 200, durationSeconds: 600 },
