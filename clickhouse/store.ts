@@ -4,7 +4,7 @@
 import type { Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { Token } from '../core/schemas.ts';
-import { insertCompactRows, type ClickHouseClient } from './client.ts';
+import { insertRowText, type ClickHouseClient } from './client.ts';
 import { queryCandles } from './candles.ts';
 import { DERIVED_TABLES, migrate } from './migrations.ts';
 import {
@@ -33,7 +33,7 @@ async function insertRows<Row>(
 ): Promise<void> {
   for (let start = 0; start < rows.length; start += INSERT_BATCH) {
     const text = encodeRows(format, rows, start, Math.min(rows.length, start + INSERT_BATCH));
-    await insertCompactRows(client, `spot.${table}`, format.columns, text);
+    await insertRowText(client, `spot.${table}`, format.columns, text, 'JSONCompactEachRow');
   }
 }
 

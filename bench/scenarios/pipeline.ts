@@ -6,7 +6,7 @@ import type { Context } from '../../core/context.ts';
 import { createIngestPublisher, type IngestRecords } from '../../ingest/publisher.ts';
 import { createSimulatorDecoders } from '../../ingest/simulator/pipeline.ts';
 import { createAggregator } from '../../aggregators/aggregator.ts';
-import { insertCompactRows } from '../../clickhouse/client.ts';
+import { insertRowText } from '../../clickhouse/client.ts';
 import { encodeRows, tradeFormat } from '../../clickhouse/rows.ts';
 import type { ChainRecord } from '../../ingest/simulator/chain-writer.ts';
 import { readInputs } from '../lib/inputs.ts';
@@ -93,7 +93,7 @@ async function rawInsert(handle: StoreHandle): Promise<{ rows: number; ms: numbe
     const encodeStarted = performance.now();
     const text = encodeRows(tradeFormat, tradeRows, start, Math.min(tradeRows.length, start + 10_000));
     encodeMs += performance.now() - encodeStarted;
-    await insertCompactRows(client, 'bench_raw.trades', tradeFormat.columns, text);
+    await insertRowText(client, 'bench_raw.trades', tradeFormat.columns, text, 'JSONCompactEachRow');
   }
   return { rows: tradeRows.length, ms: performance.now() - started, encodeMs };
 }
