@@ -156,17 +156,19 @@ export async function insertRowText(
   columns: readonly string[],
   text: string,
   format: RowTextFormat,
+  settings?: Record<string, number>,
 ): Promise<void> {
   if (text.length === 0) return;
   const connection = chdbConnections.get(client);
   if (connection) {
-    await classified(() => connection.chdb.rawInsert({ table, columns, values: Buffer.from(text), format }));
+    await classified(() => connection.chdb.rawInsert({ table, columns, values: Buffer.from(text), format, settings }));
     return;
   }
   await classified(async () => {
     const result = await client.exec({
       query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT ${format}`,
       values: Readable.from([Buffer.from(text)]),
+      clickhouse_settings: settings,
     });
     // The response body is empty; reading it to the end frees the socket for the next request.
     for await (const _ of result.stream) void _;

@@ -1,21 +1,18 @@
 // Row writers: store rows as JSONCompactEachRow text, each row a JSON array in a fixed column
-// order. Measured on chDB with the real schema (trade rows, same run) against JSON objects handed
-// to @clickhouse/client (encodeJSON per row), JSONEachRow and TabSeparated text: the compact rows
-// are the fewest bytes of the exact formats (no key per value, ~30 % less than JSONEachRow), the
-// engine parses them fastest, and one JSON.stringify over a whole batch of arrays costs a third
-// of the per-row object encoding on the main thread. The rows of a batch are separated by commas
-// (the outer brackets of the stringified batch dropped), which ClickHouse's JSON*EachRow readers
-// accept between rows, also with parallel parsing. TabSeparated/CSV are not used: their
-// DateTime64 parsing guesses from the digit count (a millisecond integer of 5 or 9 digits is
-// misread), while a JSON integer is always read as the exact tick count.
+// order. `spot bench store` inserts the same trade and candle rows (a real replay's writes) in
+// every form chDB takes: this text as one Buffer, TabSeparated text (DateTime64 written as
+// seconds.ms, the one unambiguous text form), RowBinary through a file() insert and Arrow columns
+// through arrowstream() (chDB's raw insert takes text only). None is reliably faster in chDB (the
+// engine's per-row work is the part write, not the parse), and the binary forms cost the main
+// thread 2–4× the encode time: one native JSON.stringify over a batch of arrays is the cheapest
+// JS encode measured. The rows of a batch are separated by commas (the outer brackets of the
+// stringified batch dropped), which ClickHouse's JSON*EachRow readers accept between rows.
 import type { Token } from '../core/schemas.ts';
 import type { BalanceRow, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from './types.ts';
 
 /** One table's column order and its row → value arrays (times as Unix ms, decimals as strings). */
 export interface RowFormat<Row> {
   columns: readonly string[];
-  /** Columns whose values are Unix ms for a DateTime64(3) (TabSeparated writes them as seconds.ms). */
-  times?: readonly string[];
   /** Appends the table rows of `row` to `out` (one, or one per identity for identity_trades). */
   append(row: Row, out: unknown[][]): void;
 }
@@ -25,39 +22,6 @@ export function encodeRows<Row>(format: RowFormat<Row>, rows: readonly Row[], st
   const out: unknown[][] = [];
   for (let i = start; i < end; i++) format.append(rows[i]!, out);
   return out.length === 0 ? '' : JSON.stringify(out).slice(1, -1);
-}
-
-// TabSeparated escapes: a backslash, tab or line break inside a value is written as its escape.
-const TSV_SPECIAL = /[\\\t\n\r\0]/;
-const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' };
-const tsvString = (s: string) => (TSV_SPECIAL.test(s) ? s.replace(/[\\\t\n\r\0]/g, (c) => TSV_ESCAPES[c]!) : s);
-// Array elements are quoted literals ('a','b') inside the field, so a quote is escaped too.
-const tsvArrayItem = (s: string) => `'${/[\\']/.test(s) ? s.replace(/[\\']/g, (c) => `\\${c}`) : s}'`;
-
-/** Unix ms as "seconds.mmm": the one DateTime64(3) text form TabSeparated reads unambiguously. */
-function tsvTime(ms: number): string {
-  const frac = ms % 1000;
-  return `${(ms - frac) / 1000}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
-}
-
-function tsvValue(value: unknown, time: boolean): string {
-  if (typeof value === 'string') return tsvString(value);
-  if (typeof value === 'number') return time ? tsvTime(value) : String(value);
-  if (value === null || value === undefined) return '\\N';
-  return tsvString(`[${(value as string[]).map(tsvArrayItem).join(',')}]`);
-}
-
-/** Rows `start` to `end` of `rows` as TabSeparated text, one line per row ('' when there are none). */
-export function encodeTsvRows<Row>(format: RowFormat<Row>, rows: readonly Row[], start = 0, end = rows.length): string {
-  const out: unknown[][] = [];
-  for (let i = start; i < end; i++) format.append(rows[i]!, out);
-  const times = format.columns.map((column) => format.times?.includes(column) ?? false);
-  let text = '';
-  for (const row of out) {
-    for (let c = 0; c < row.length; c++) text += (c === 0 ? '' : '\t') + tsvValue(row[c], times[c]!);
-    text += '\n';
-  }
-  return text;
 }
 
 const TRADE_COLUMNS = [
@@ -120,14 +84,12 @@ const tradeValues = (r: TradeRow): unknown[] => [
 
 export const tradeFormat: RowFormat<TradeRow> = {
   columns: TRADE_COLUMNS,
-  times: ['timestamp'],
   append: (r, out) => void out.push(tradeValues(r)),
 };
 
 /** One identity_trades row per identity the trade carries (none without identities). */
 export const identityTradeFormat: RowFormat<TradeRow> = {
   columns: ['identity', ...TRADE_COLUMNS],
-  times: ['timestamp'],
   append(r, out) {
     if (r.identities.length === 0) return;
     const values = tradeValues(r);
@@ -149,7 +111,6 @@ export const candleFormat: RowFormat<CandleRow> = {
     'volume_usd',
     'trades',
   ],
-  times: ['time'],
   append: (r, out) =>
     void out.push([
       r.chain,

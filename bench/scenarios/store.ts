@@ -5,14 +5,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { runReplay } from '../../aggregators/replay.ts';
+import { createAggregator } from '../../aggregators/aggregator.ts';
+import type { Context } from '../../core/context.ts';
+import type { EventLog } from '../../core/eventlog/types.ts';
 import { createIngestPublisher } from '../../ingest/publisher.ts';
 import { insertRowText, type ClickHouseClient } from '../../clickhouse/client.ts';
 import {
   balanceFormat,
   candleFormat,
   encodeRows,
-  encodeTsvRows,
   identityTradeFormat,
   tokenEventFormat,
   tokenFormat,
@@ -29,7 +30,7 @@ import type {
   WalletLabelRow,
 } from '../../clickhouse/types.ts';
 import type { Token } from '../../core/schemas.ts';
-import { readDecoded } from '../lib/inputs.ts';
+import { countSwaps, readDecoded } from '../lib/inputs.ts';
 import { openLog, openStore } from '../lib/pipeline-parts.ts';
 import { runScenarioMain, type Measurement } from '../lib/scenario.ts';
 import { perSecond, round } from '../lib/stats.ts';
@@ -41,6 +42,8 @@ interface Params {
   rowsPerInsert: number;
   /** Each variant runs this many times; the fastest run is reported (the machine is shared). */
   rounds: number;
+  /** Event-time seconds the inputs span (20,000 swaps at 1,000/s): sets the live cadence's flush size. */
+  inputSeconds: number;
 }
 
 /** How a column travels in the binary forms (the text forms take the JS values as they are). */
@@ -75,6 +78,36 @@ const TRADE_KINDS: Kind[] = [
   ...Array<Kind>(8).fill('dec'),
 ];
 const CANDLE_KINDS: Kind[] = ['str', 'str', 'str', 'time', 'u64', ...Array<Kind>(18).fill('dec'), 'u32'];
+
+// ---- TabSeparated: escapes for backslash, tab and line breaks; arrays as quoted literals; a
+// DateTime64(3) as "seconds.mmm" (a bare millisecond integer would be read by its digit count).
+
+const TSV_SPECIAL = /[\\\t\n\r\0]/;
+const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' };
+const tsvString = (s: string) => (TSV_SPECIAL.test(s) ? s.replace(/[\\\t\n\r\0]/g, (c) => TSV_ESCAPES[c]!) : s);
+const tsvArrayItem = (s: string) => `'${/[\\']/.test(s) ? s.replace(/[\\']/g, (c) => `\\${c}`) : s}'`;
+
+function tsvTime(ms: number): string {
+  const frac = ms % 1000;
+  return `${(ms - frac) / 1000}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
+}
+
+function tsvValue(value: unknown, kind: Kind): string {
+  if (typeof value === 'string') return tsvString(value);
+  if (typeof value === 'number') return kind === 'time' ? tsvTime(value) : String(value);
+  return tsvString(`[${(value as string[]).map(tsvArrayItem).join(',')}]`);
+}
+
+function encodeTsvRows<Row>(table: Table<Row>, rows: readonly Row[], start: number, end: number): string {
+  const values: unknown[][] = [];
+  for (let i = start; i < end; i++) table.format.append(rows[i]!, values);
+  let text = '';
+  for (const row of values) {
+    for (let c = 0; c < row.length; c++) text += (c === 0 ? '' : '\t') + tsvValue(row[c], table.kinds[c]!);
+    text += '\n';
+  }
+  return text;
+}
 
 // ---- RowBinary (file() insert): strings length-prefixed, integers little-endian, decimals as
 // their exact text (the INSERT … SELECT casts String → Decimal, an exact parse).
@@ -203,6 +236,20 @@ interface VariantResult {
 
 type Variant = <Row>(table: Table<Row>, target: string, rows: readonly Row[]) => Promise<VariantResult>;
 
+/**
+ * Trade-table column types tried against the current schema (clickhouse/migrations.ts): the
+ * low-cardinality candidates (a handful of quote assets, a fixed label vocabulary).
+ */
+const TRADE_SCHEMAS = {
+  current: [],
+  lowCardinality: [
+    'quote_asset LowCardinality(String)',
+    'flags Array(LowCardinality(String))',
+    'platforms Array(LowCardinality(String))',
+  ],
+} as const;
+type Schema = keyof typeof TRADE_SCHEMAS;
+
 function uniqueTrades(rows: readonly TradeRow[], copies: number): TradeRow[] {
   const out: TradeRow[] = [];
   for (let copy = 0; copy < copies; copy++) for (const row of rows) out.push({ ...row, id: `${row.id}#${copy}` });
@@ -233,13 +280,24 @@ interface Captured {
   tokenEvents: TokenEventRow[];
 }
 
-/** Per table: rows the replay wrote, distinct keys among them, and their JSONCompactEachRow bytes. */
-function writeProfile(captured: Captured): Record<string, { rows: number; keys: number; bytes: number }> {
-  const profile = <Row>(format: RowFormat<Row>, rows: readonly Row[], key: (row: Row) => string) => ({
-    rows: rows.length,
-    keys: new Set(rows.map(key)).size,
-    bytes: encodeRows(format, rows).length,
-  });
+interface TableWrites {
+  rows: number;
+  keys: number;
+  bytes: number;
+  encodeMs: number;
+}
+
+/** Per table: rows written, distinct keys among them, their JSONCompactEachRow bytes and encode time. */
+function writeProfile(captured: Captured): Record<string, TableWrites> {
+  const profile = <Row>(format: RowFormat<Row>, rows: readonly Row[], key: (row: Row) => string): TableWrites => {
+    const started = performance.now();
+    let bytes = 0;
+    for (let start = 0; start < rows.length; start += 10_000) {
+      bytes += encodeRows(format, rows, start, Math.min(rows.length, start + 10_000)).length;
+    }
+    const encodeMs = performance.now() - started;
+    return { rows: rows.length, keys: new Set(rows.map(key)).size, bytes, encodeMs: round(encodeMs, 1) };
+  };
   return {
     trades: profile(tradeFormat, captured.trades, (r) => r.id),
     identity_trades: profile(
@@ -255,48 +313,110 @@ function writeProfile(captured: Captured): Record<string, { rows: number; keys: 
   };
 }
 
-/** Replays the inputs through the aggregator with every store write captured, none stored. */
+/** One cadence's writes as table rows: bytes and main-thread encode time per swap, per table. */
+function writeMeasurements(cadence: string, writes: Record<string, TableWrites>, swaps: number): Measurement[] {
+  const total = Object.values(writes).reduce(
+    (sum, w) => ({ rows: sum.rows + w.rows, bytes: sum.bytes + w.bytes, encodeMs: sum.encodeMs + w.encodeMs }),
+    { rows: 0, bytes: 0, encodeMs: 0 },
+  );
+  const perTable = Object.entries(writes).map(([table, w]) => ({
+    subject: `  ${cadence}: ${table} (${w.rows.toLocaleString('en-US')} rows, ${w.keys.toLocaleString('en-US')} keys)`,
+    metric: 'bytes/swap',
+    value: round(w.bytes / swaps, 0),
+    unit: 'B/swap',
+    extra: {
+      rowsPerSwap: round(w.rows / swaps, 3),
+      rowsPerKey: round(w.rows / Math.max(1, w.keys), 2),
+      sharePct: round((100 * w.bytes) / total.bytes, 1),
+    },
+  }));
+  return [
+    {
+      subject: `${cadence}: every table the store writes, per swap (JSONCompactEachRow)`,
+      metric: 'bytes/swap',
+      value: round(total.bytes / swaps, 0),
+      unit: 'B/swap',
+      extra: { rowsPerSwap: round(total.rows / swaps, 2), encodeUsPerSwap: round((1000 * total.encodeMs) / swaps, 2) },
+    },
+    ...perTable,
+  ];
+}
+
+/** Compressed bytes of the table's active parts. */
+async function partBytes(client: ClickHouseClient, table: string): Promise<number> {
+  const [database, name] = table.split('.');
+  const result = await client.query({
+    query:
+      'SELECT sum(bytes_on_disk) AS b FROM system.parts WHERE database = {d:String} AND table = {t:String} AND active',
+    query_params: { d: database, t: name },
+    format: 'JSONEachRow',
+  });
+  return Number((await result.json<{ b: string }>())[0]?.b ?? 0);
+}
+
+/**
+ * Runs the inputs through the real aggregator with every store write captured, none stored. The
+ * store writes and views follow every `flushEvery` processed messages: 20,000 is a replay's
+ * cadence, a few thousand is about one second of this input (the live cadence).
+ */
 async function captureRows(
-  ctx: Parameters<Parameters<typeof runScenarioMain>[2]>[0]['ctx'],
+  ctx: Context,
   store: SpotStore,
-  inputFile: string,
+  log: EventLog,
+  name: string,
+  flushEvery: number,
 ): Promise<Captured> {
-  const decoded = readDecoded(inputFile);
-  const logHandle = await openLog(ctx, 'embedded', 'events');
-  const publisher = createIngestPublisher(ctx, { log: logHandle.log, maxBatch: 20_000 });
-  for (const item of decoded) if (item.swaps.length + item.events.length > 0) void publisher.publish(item);
-  await publisher.flush();
-  const trades: TradeRow[] = [];
-  const candles: CandleRow[] = [];
-  const tokens: Token[] = [];
-  const balances: BalanceRow[] = [];
-  const labels: WalletLabelRow[] = [];
-  const tokenEvents: TokenEventRow[] = [];
-  await runReplay(ctx, {
-    log: logHandle.log,
+  const captured: Captured = { trades: [], candles: [], tokens: [], balances: [], labels: [], tokenEvents: [] };
+  const aggregator = createAggregator(ctx, {
+    log,
+    name,
+    publish: false,
+    flushEvery,
+    maxBatch: Math.min(5000, flushEvery),
+    snapshotEveryMessages: 10_000_000,
+    snapshotEveryMs: 3_600_000,
     store: {
       ...store,
-      insertTrades: async (rows) => void trades.push(...rows),
-      upsertCandles: async (rows) => void candles.push(...rows),
-      upsertTokens: async (rows) => void tokens.push(...rows),
-      insertTokenEvents: async (rows) => void tokenEvents.push(...rows),
-      upsertWalletLabels: async (rows) => void labels.push(...rows),
-      upsertBalances: async (rows) => void balances.push(...rows),
+      insertTrades: async (rows) => void captured.trades.push(...rows),
+      upsertCandles: async (rows) => void captured.candles.push(...rows),
+      upsertTokens: async (rows) => void captured.tokens.push(...rows),
+      insertTokenEvents: async (rows) => void captured.tokenEvents.push(...rows),
+      upsertWalletLabels: async (rows) => void captured.labels.push(...rows),
+      upsertBalances: async (rows) => void captured.balances.push(...rows),
     },
-    name: 'bench-store-capture',
-    output: null,
   });
-  await logHandle.close();
-  return { trades, candles, tokens, balances, labels, tokenEvents };
+  await aggregator.start();
+  await aggregator.drain();
+  await aggregator.stop();
+  return captured;
+}
+
+/** The decoded bench inputs on a fresh embedded log. */
+async function filledLog(
+  ctx: Context,
+  inputFile: string,
+): Promise<{ log: EventLog; close(): Promise<void>; messages: number; swaps: number }> {
+  const decoded = readDecoded(inputFile);
+  const { swaps, events } = countSwaps(decoded);
+  const handle = await openLog(ctx, 'embedded', 'events');
+  const publisher = createIngestPublisher(ctx, { log: handle.log, maxBatch: 20_000 });
+  for (const item of decoded) if (item.swaps.length + item.events.length > 0) void publisher.publish(item);
+  await publisher.flush();
+  return { ...handle, messages: swaps + events, swaps };
 }
 
 runScenarioMain<Params>(
   'store',
-  { inputFile: '', copies: 5, rowsPerInsert: 10_000, rounds: 2 },
+  { inputFile: '', copies: 5, rowsPerInsert: 10_000, rounds: 2, inputSeconds: 20 },
   async ({ ctx, dir }, params) => {
     const handle = await openStore(ctx);
     const client: ClickHouseClient = handle.client;
-    const captured = await captureRows(ctx, handle.store, params.inputFile);
+    const input = await filledLog(ctx, params.inputFile);
+    const captured = await captureRows(ctx, handle.store, input.log, 'capture-replay', 20_000);
+    // About one second of this input per flush (the simulator's inputs run 1,000 swaps/s of event time).
+    const liveFlush = Math.round(input.messages / (params.inputSeconds || 1));
+    const live = await captureRows(ctx, handle.store, input.log, 'capture-live', liveFlush);
+    await input.close();
     const trades: Table<TradeRow> = {
       name: 'trades',
       format: tradeFormat,
@@ -344,12 +464,26 @@ runScenarioMain<Params>(
             (text) => (text as string).length,
           ),
       },
+      jsonCompactParallel: {
+        label: 'JSONCompactEachRow text, raw insert, parsed in 1 MiB chunks on parallel threads',
+        run: (table, target, rows) =>
+          timed(
+            rows,
+            (s, e) => encodeRows(table.format, rows, s, e),
+            (text) =>
+              insertRowText(client, target, table.format.columns, text as string, 'JSONCompactEachRow', {
+                input_format_parallel_parsing: 1,
+                min_chunk_bytes_for_parallel_parsing: 1 << 20,
+              }),
+            (text) => (text as string).length,
+          ),
+      },
       tsv: {
         label: 'TabSeparated text, raw insert',
         run: (table, target, rows) =>
           timed(
             rows,
-            (s, e) => encodeTsvRows(table.format, rows, s, e),
+            (s, e) => encodeTsvRows(table, rows, s, e),
             (text) => insertRowText(client, target, table.format.columns, text as string, 'TabSeparated'),
             (text) => (text as string).length,
           ),
@@ -409,29 +543,52 @@ runScenarioMain<Params>(
     await client.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_store' });
     const measurements: Measurement[] = [];
     const ratios: Record<string, number> = {};
-    const evidence: Record<string, unknown> = { replayWrites: writeProfile(captured) };
+    const swaps = input.swaps;
+    const replayWrites = writeProfile(captured);
+    const liveWrites = writeProfile(live);
+    measurements.push(
+      ...writeMeasurements('replay cadence (flush every 20,000 messages)', replayWrites, swaps),
+      ...writeMeasurements(
+        `live cadence (flush every ${liveFlush.toLocaleString('en-US')} messages ≈ 1 s)`,
+        liveWrites,
+        swaps,
+      ),
+    );
+    const evidence: Record<string, unknown> = { replayWrites, liveWrites };
+    const runs: { key: string; variant: string; schema: Schema }[] = [
+      ...Object.keys(variants).map((variant) => ({ key: variant, variant, schema: 'current' as Schema })),
+      { key: 'jsonCompactLowCardinality', variant: 'jsonCompact', schema: 'lowCardinality' },
+    ];
     for (const table of [trades, candles] as Table<unknown>[]) {
-      const best: Record<string, VariantResult> = {};
+      const best: Record<string, VariantResult & { diskBytes: number }> = {};
       const fingerprints: Record<string, string> = {};
       for (let roundNo = 0; roundNo < params.rounds; roundNo++) {
-        for (const [key, variant] of Object.entries(variants)) {
+        for (const { key, variant, schema } of runs) {
+          if (table.name !== 'trades' && schema !== 'current') continue;
           const target = `bench_store.${table.name}_${key}`;
           await client.command({ query: `DROP TABLE IF EXISTS ${target}` });
           await client.command({ query: `CREATE TABLE ${target} AS spot.${table.name}` });
-          const result = await variant.run(table, target, table.rows);
+          if (table.name === 'trades' && TRADE_SCHEMAS[schema].length > 0) {
+            const modify = TRADE_SCHEMAS[schema].map((column) => `MODIFY COLUMN ${column}`).join(', ');
+            await client.command({ query: `ALTER TABLE ${target} ${modify}` });
+          }
+          const result = await variants[variant]!.run(table, target, table.rows);
           // Every form must store exactly what today's path stores (ReplacingMergeTree may have merged).
           const print = await fingerprint(client, target, table.format.columns);
           fingerprints[key] = print;
           if (print !== fingerprints.jsonCompact) {
             throw new Error(`${target} holds other rows than today's path: ${print} vs ${fingerprints.jsonCompact}`);
           }
-          if (!best[key] || result.ms < best[key].ms) best[key] = result;
+          const diskBytes = await partBytes(client, target);
+          if (!best[key] || result.ms < best[key].ms) best[key] = { ...result, diskBytes };
         }
       }
-      for (const [key, variant] of Object.entries(variants)) {
-        const r = best[key]!;
+      for (const { key, variant, schema } of runs) {
+        const r = best[key];
+        if (!r) continue;
+        const label = variants[variant]!.label;
         measurements.push({
-          subject: `${table.name}: ${variant.label}`,
+          subject: `${table.name}: ${label}${schema === 'current' ? '' : `, ${schema} columns`}`,
           metric: 'rows/s',
           value: round(perSecond(table.rows.length, r.ms), 0),
           unit: 'rows/s',
@@ -441,6 +598,7 @@ runScenarioMain<Params>(
             encodeMs: round(r.encodeMs, 0),
             encodeUsPerRow: round((1000 * r.encodeMs) / table.rows.length, 2),
             bytesPerRow: round(r.bytes / table.rows.length, 0),
+            diskBytesPerRow: round(r.diskBytes / table.rows.length, 0),
           },
         });
         if (key !== 'jsonCompact') {
