@@ -285,40 +285,67 @@ interface TableWrites {
   keys: number;
   bytes: number;
   encodeMs: number;
+  insertMs: number;
 }
 
-/** Per table: rows written, distinct keys among them, their JSONCompactEachRow bytes and encode time. */
-function writeProfile(captured: Captured): Record<string, TableWrites> {
-  const profile = <Row>(format: RowFormat<Row>, rows: readonly Row[], key: (row: Row) => string): TableWrites => {
-    const started = performance.now();
+/**
+ * Per table: rows written, distinct keys among them, their JSONCompactEachRow bytes, the encode
+ * time and the insert time into a fresh copy of the table (10,000 rows per INSERT, one table at a
+ * time, so each table's chDB time is its own).
+ */
+async function writeProfile(
+  client: ClickHouseClient,
+  cadence: string,
+  captured: Captured,
+): Promise<Record<string, TableWrites>> {
+  const profile = async <Row>(
+    table: string,
+    format: RowFormat<Row>,
+    rows: readonly Row[],
+    key: (row: Row) => string,
+  ): Promise<TableWrites> => {
+    const target = `bench_store.${cadence}_${table}`;
+    await client.command({ query: `DROP TABLE IF EXISTS ${target}` });
+    await client.command({ query: `CREATE TABLE ${target} AS spot.${table}` });
     let bytes = 0;
+    let encodeMs = 0;
+    const started = performance.now();
     for (let start = 0; start < rows.length; start += 10_000) {
-      bytes += encodeRows(format, rows, start, Math.min(rows.length, start + 10_000)).length;
+      const t = performance.now();
+      const text = encodeRows(format, rows, start, Math.min(rows.length, start + 10_000));
+      encodeMs += performance.now() - t;
+      bytes += text.length;
+      await insertRowText(client, target, format.columns, text, 'JSONCompactEachRow');
     }
-    const encodeMs = performance.now() - started;
-    return { rows: rows.length, keys: new Set(rows.map(key)).size, bytes, encodeMs: round(encodeMs, 1) };
+    const insertMs = performance.now() - started;
+    return { rows: rows.length, keys: new Set(rows.map(key)).size, bytes, encodeMs, insertMs };
   };
   return {
-    trades: profile(tradeFormat, captured.trades, (r) => r.id),
-    identity_trades: profile(
+    trades: await profile('trades', tradeFormat, captured.trades, (r) => r.id),
+    identity_trades: await profile(
+      'identity_trades',
       identityTradeFormat,
       captured.trades.filter((r) => r.identities.length > 0),
       (r) => r.id,
     ),
-    candles: profile(candleFormat, captured.candles, (r) => `${r.token}:${r.granularity}:${r.time}`),
-    tokens: profile(tokenFormat, captured.tokens, (t) => `${t.chain}:${t.address}`),
-    balances: profile(balanceFormat, captured.balances, (r) => `${r.chain}:${r.token}:${r.wallet}`),
-    wallet_labels: profile(walletLabelFormat, captured.labels, (r) => `${r.chain}:${r.wallet}`),
-    token_events: profile(tokenEventFormat, captured.tokenEvents, (r) => r.id),
+    candles: await profile('candles', candleFormat, captured.candles, (r) => `${r.token}:${r.granularity}:${r.time}`),
+    tokens: await profile('tokens', tokenFormat, captured.tokens, (t) => `${t.chain}:${t.address}`),
+    balances: await profile('balances', balanceFormat, captured.balances, (r) => `${r.chain}:${r.token}:${r.wallet}`),
+    wallet_labels: await profile('wallet_labels', walletLabelFormat, captured.labels, (r) => `${r.chain}:${r.wallet}`),
+    token_events: await profile('token_events', tokenEventFormat, captured.tokenEvents, (r) => r.id),
   };
 }
 
-/** One cadence's writes as table rows: bytes and main-thread encode time per swap, per table. */
+/** One cadence's writes as table rows: bytes, main-thread encode and whole insert per swap, per table. */
 function writeMeasurements(cadence: string, writes: Record<string, TableWrites>, swaps: number): Measurement[] {
-  const total = Object.values(writes).reduce(
-    (sum, w) => ({ rows: sum.rows + w.rows, bytes: sum.bytes + w.bytes, encodeMs: sum.encodeMs + w.encodeMs }),
-    { rows: 0, bytes: 0, encodeMs: 0 },
-  );
+  const total = { rows: 0, bytes: 0, encodeMs: 0, insertMs: 0 };
+  for (const w of Object.values(writes)) {
+    total.rows += w.rows;
+    total.bytes += w.bytes;
+    total.encodeMs += w.encodeMs;
+    total.insertMs += w.insertMs;
+  }
+  const perSwap = (ms: number) => round((1000 * ms) / swaps, 2);
   const perTable = Object.entries(writes).map(([table, w]) => ({
     subject: `  ${cadence}: ${table} (${w.rows.toLocaleString('en-US')} rows, ${w.keys.toLocaleString('en-US')} keys)`,
     metric: 'bytes/swap',
@@ -327,7 +354,9 @@ function writeMeasurements(cadence: string, writes: Record<string, TableWrites>,
     extra: {
       rowsPerSwap: round(w.rows / swaps, 3),
       rowsPerKey: round(w.rows / Math.max(1, w.keys), 2),
-      sharePct: round((100 * w.bytes) / total.bytes, 1),
+      encodeUsPerSwap: perSwap(w.encodeMs),
+      insertUsPerSwap: perSwap(w.insertMs),
+      insertSharePct: round((100 * w.insertMs) / total.insertMs, 1),
     },
   }));
   return [
@@ -336,7 +365,11 @@ function writeMeasurements(cadence: string, writes: Record<string, TableWrites>,
       metric: 'bytes/swap',
       value: round(total.bytes / swaps, 0),
       unit: 'B/swap',
-      extra: { rowsPerSwap: round(total.rows / swaps, 2), encodeUsPerSwap: round((1000 * total.encodeMs) / swaps, 2) },
+      extra: {
+        rowsPerSwap: round(total.rows / swaps, 2),
+        encodeUsPerSwap: perSwap(total.encodeMs),
+        insertUsPerSwap: perSwap(total.insertMs),
+      },
     },
     ...perTable,
   ];
@@ -544,8 +577,8 @@ runScenarioMain<Params>(
     const measurements: Measurement[] = [];
     const ratios: Record<string, number> = {};
     const swaps = input.swaps;
-    const replayWrites = writeProfile(captured);
-    const liveWrites = writeProfile(live);
+    const replayWrites = await writeProfile(client, 'replay', captured);
+    const liveWrites = await writeProfile(client, 'live', live);
     measurements.push(
       ...writeMeasurements('replay cadence (flush every 20,000 messages)', replayWrites, swaps),
       ...writeMeasurements(
@@ -554,7 +587,6 @@ runScenarioMain<Params>(
         swaps,
       ),
     );
-    const evidence: Record<string, unknown> = { replayWrites, liveWrites };
     const runs: { key: string; variant: string; schema: Schema }[] = [
       ...Object.keys(variants).map((variant) => ({ key: variant, variant, schema: 'current' as Schema })),
       { key: 'jsonCompactLowCardinality', variant: 'jsonCompact', schema: 'lowCardinality' },
@@ -614,7 +646,7 @@ runScenarioMain<Params>(
       measurements,
       ratios,
       targets: [],
-      evidence,
+
       notes: [
         'Each variant inserts the same rows into a fresh copy of the spot table; the fastest of the rounds is reported.',
         'encodeMs is JS time on the main thread (what a live flush costs it); ms is the whole insert, chDB included.',
