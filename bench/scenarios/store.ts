@@ -10,6 +10,7 @@ import type { Context } from '../../core/context.ts';
 import type { EventLog } from '../../core/eventlog/types.ts';
 import { createIngestPublisher } from '../../ingest/publisher.ts';
 import { insertRowText, type ClickHouseClient } from '../../clickhouse/client.ts';
+import { STORE_INSERT_SETTINGS } from '../../clickhouse/store.ts';
 import {
   balanceFormat,
   candleFormat,
@@ -315,7 +316,7 @@ async function writeProfile(
       const text = encodeRows(format, rows, start, Math.min(rows.length, start + 10_000));
       encodeMs += performance.now() - t;
       bytes += text.length;
-      await insertRowText(client, target, format.columns, text, 'JSONCompactEachRow');
+      await insertRowText(client, target, format.columns, text, 'JSONCompactEachRow', STORE_INSERT_SETTINGS);
     }
     const insertMs = performance.now() - started;
     return { rows: rows.length, keys: new Set(rows.map(key)).size, bytes, encodeMs, insertMs };
@@ -374,6 +375,11 @@ function writeMeasurements(cadence: string, writes: Record<string, TableWrites>,
     ...perTable,
   ];
 }
+
+/** STORE_INSERT_SETTINGS as a SETTINGS clause, for the INSERT … SELECT forms. */
+const insertSettings = `SETTINGS ${Object.entries(STORE_INSERT_SETTINGS)
+  .map(([key, value]) => `${key} = ${value}`)
+  .join(', ')}`;
 
 /** Compressed bytes of the table's active parts. */
 async function partBytes(client: ClickHouseClient, table: string): Promise<number> {
@@ -488,12 +494,33 @@ runScenarioMain<Params>(
 
     const variants: Record<string, { label: string; run: Variant }> = {
       jsonCompact: {
-        label: 'JSONCompactEachRow text, raw insert (today)',
+        label: 'JSONCompactEachRow text, raw insert, optimize_on_insert=0 (the store)',
         run: (table, target, rows) =>
           timed(
             rows,
             (s, e) => encodeRows(table.format, rows, s, e),
-            (text) => insertRowText(client, target, table.format.columns, text as string, 'JSONCompactEachRow'),
+            (text) =>
+              insertRowText(
+                client,
+                target,
+                table.format.columns,
+                text as string,
+                'JSONCompactEachRow',
+                STORE_INSERT_SETTINGS,
+              ),
+            (text) => (text as string).length,
+          ),
+      },
+      jsonCompactInsertMerge: {
+        label: 'JSONCompactEachRow text, raw insert, optimize_on_insert=1 (the store before)',
+        run: (table, target, rows) =>
+          timed(
+            rows,
+            (s, e) => encodeRows(table.format, rows, s, e),
+            (text) =>
+              insertRowText(client, target, table.format.columns, text as string, 'JSONCompactEachRow', {
+                optimize_on_insert: 1,
+              }),
             (text) => (text as string).length,
           ),
       },
@@ -505,6 +532,7 @@ runScenarioMain<Params>(
             (s, e) => encodeRows(table.format, rows, s, e),
             (text) =>
               insertRowText(client, target, table.format.columns, text as string, 'JSONCompactEachRow', {
+                ...STORE_INSERT_SETTINGS,
                 input_format_parallel_parsing: 1,
                 min_chunk_bytes_for_parallel_parsing: 1 << 20,
               }),
@@ -517,7 +545,15 @@ runScenarioMain<Params>(
           timed(
             rows,
             (s, e) => encodeTsvRows(table, rows, s, e),
-            (text) => insertRowText(client, target, table.format.columns, text as string, 'TabSeparated'),
+            (text) =>
+              insertRowText(
+                client,
+                target,
+                table.format.columns,
+                text as string,
+                'TabSeparated',
+                STORE_INSERT_SETTINGS,
+              ),
             (text) => (text as string).length,
           ),
       },
@@ -533,7 +569,7 @@ runScenarioMain<Params>(
               const file = path.join(fileDir, `${table.name}-${n++}.bin`);
               await fs.promises.writeFile(file, buf as Buffer);
               await client.command({
-                query: `INSERT INTO ${target} (${table.format.columns.join(', ')}) SELECT * FROM file('${file}', RowBinary, '${structure.replaceAll("'", "\\'")}')`,
+                query: `INSERT INTO ${target} (${table.format.columns.join(', ')}) SELECT * FROM file('${file}', RowBinary, '${structure.replaceAll("'", "\\'")}') ${insertSettings}`,
               });
               await fs.promises.rm(file);
             },
@@ -561,7 +597,7 @@ runScenarioMain<Params>(
               const { name, handle: h } = encoded as { name: string; handle: { close(): void } };
               try {
                 await arrowSession.queryAsync(
-                  `INSERT INTO ${target} (${table.format.columns.join(', ')}) SELECT ${select} FROM arrowstream('${name}')`,
+                  `INSERT INTO ${target} (${table.format.columns.join(', ')}) SELECT ${select} FROM arrowstream('${name}') ${insertSettings}`,
                 );
               } finally {
                 h.close();
