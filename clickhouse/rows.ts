@@ -2,11 +2,12 @@
 // order. `spot bench store` inserts the same trade and candle rows (a real replay's writes) in
 // every form chDB takes: this text as one Buffer, TabSeparated text (DateTime64 written as
 // seconds.ms, the one unambiguous text form), RowBinary through a file() insert and Arrow columns
-// through arrowstream() (chDB's raw insert takes text only). None is reliably faster in chDB (the
-// engine's per-row work is the part write, not the parse), and the binary forms cost the main
-// thread 2–4× the encode time: one native JSON.stringify over a batch of arrays is the cheapest
-// JS encode measured. The rows of a batch are separated by commas (the outer brackets of the
-// stringified batch dropped), which ClickHouse's JSON*EachRow readers accept between rows.
+// through arrowstream() (chDB's raw insert takes text only). This text is the cheapest to build on
+// the main thread (one native JSON.stringify over a batch of arrays; Arrow costs 2–4×, RowBinary
+// 1.4× and a temp file per INSERT) and never the slowest to insert; only RowBinary was faster in
+// chDB, 1.15–1.41× on trades in quiet runs (docs/performance.md, the store path). The rows of a
+// batch are separated by commas (the outer brackets of the stringified batch dropped), which
+// ClickHouse's JSON*EachRow readers accept between rows.
 import type { Token } from '../core/schemas.ts';
 import type { BalanceRow, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from './types.ts';
 
