@@ -57,6 +57,7 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     timeoutMs: 180_000,
   },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
+  store: { file: 'store.ts', params: {}, quick: { copies: 1, rounds: 1 }, timeoutMs: 240_000 },
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   fuzz: {
     file: 'fuzz.ts',
