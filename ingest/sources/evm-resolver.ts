@@ -33,7 +33,7 @@ import {
   type PoolInfo,
 } from '../evm/index.ts';
 import type { RpcCaller } from './json-rpc.ts';
-import { createMulticall, type ViewAnswer, type ViewCall } from './multicall.ts';
+import { createMulticall, createViewCache, type ViewCall } from './multicall.ts';
 
 const ABI = parseAbi([
   'function token0() view returns (address)',
@@ -138,18 +138,8 @@ export function createEvmResolver(
   const logger = ctx.logger.child({ component: 'evm-resolver', chain });
   /** Contracts whose views failed (not a pool, not an ERC-20): not asked again. */
   const unresolvable = new Set<string>();
-  const multicall = createMulticall(ctx, { chain, rpc });
-  /** The current range's prefetched answers by `address:calldata`; replaced by the next prefetch. */
-  let prefetched = new Map<string, ViewAnswer>();
-  const keyOf = (call: ViewCall) => `${call.to.toLowerCase()}:${call.data}`;
-
-  /** A prefetched answer when there is one, else an eth_call; a failed view throws either way. */
-  async function ethCall(call: ViewCall): Promise<Hex> {
-    const answer = prefetched.get(keyOf(call));
-    if (!answer) return rpc.call<Hex>('eth_call', [call, 'latest']);
-    if (!answer.ok) throw new Error(`${call.data.slice(0, 10)} on ${call.to} failed (multicall)`);
-    return answer.data;
-  }
+  /** The current range's prefetched answers; cleared by the next prefetch. */
+  const views = createViewCache(rpc, createMulticall(ctx, { chain, rpc }));
 
   const viewCall = (to: string, name: ViewName): ViewCall => ({
     to,
@@ -161,7 +151,7 @@ export function createEvmResolver(
   });
 
   async function view(address: string, name: ViewName): Promise<unknown> {
-    const result = await ethCall(viewCall(address, name));
+    const result = await views.call(viewCall(address, name));
     if (name === 'symbol' || name === 'name') return decodeText(result, name);
     return decodeFunctionResult({ abi: ABI, functionName: name, data: result });
   }
@@ -177,7 +167,7 @@ export function createEvmResolver(
 
   async function aerodromePoolFee(factory: string, pool: string, stable: boolean): Promise<bigint | undefined> {
     try {
-      const result = await ethCall(feeCall(factory, pool, stable));
+      const result = await views.call(feeCall(factory, pool, stable));
       return decodeFunctionResult({ abi: ABI, functionName: 'getFee', data: result });
     } catch {
       return undefined;
@@ -274,28 +264,15 @@ export function createEvmResolver(
 
   /** A prefetched view, decoded; undefined when it failed or was not asked. */
   function answered(to: string, name: ViewName): unknown {
-    const answer = prefetched.get(keyOf(viewCall(to, name)));
+    const answer = views.answer(viewCall(to, name));
     return answer?.ok
       ? tryDecode(() => decodeFunctionResult({ abi: ABI, functionName: name, data: answer.data }))
       : undefined;
   }
 
-  /** Asks the calls not yet answered in this range; false when the node has no Multicall3. */
-  async function ask(calls: ViewCall[]): Promise<boolean> {
-    const fresh = [...new Map(calls.map((call) => [keyOf(call), call])).values()].filter(
-      (call) => !prefetched.has(keyOf(call)),
-    );
-    if (fresh.length === 0) return true;
-    const answers = await multicall.aggregate(fresh);
-    if (!answers) return false;
-    fresh.forEach((call, i) => prefetched.set(keyOf(call), answers[i]!));
-    return true;
-  }
-
   return {
     async prefetch(receipts) {
-      prefetched = new Map();
-      if (!multicall.available) return;
+      views.clear();
       const pools = new Map<string, PoolKind>();
       const created = new Set<string>();
       const tokens = new Set<string>();
@@ -335,7 +312,7 @@ export function createEvmResolver(
       for (const pool of pools.keys()) if (created.has(pool) || unresolvable.has(pool)) pools.delete(pool);
       const tokenCalls = () => [...tokens].flatMap((token) => TOKEN_VIEWS.map((name) => viewCall(token, name)));
       const poolCalls = [...pools].flatMap(([pool, kind]) => POOL_VIEWS[kind].map((name) => viewCall(pool, name)));
-      if (!(await ask([...poolCalls, ...tokenCalls()])) || pools.size === 0) return;
+      if (!(await views.prefetch([...poolCalls, ...tokenCalls()])) || pools.size === 0) return;
       // Second round: the tokens the new pools named, and Aerodrome's fee (needs factory and stable).
       const feeCalls: ViewCall[] = [];
       for (const [pool, kind] of pools) {
@@ -345,7 +322,7 @@ export function createEvmResolver(
         if (kind === 'aerodrome' && typeof factory === 'string')
           feeCalls.push(feeCall(factory, pool, answered(pool, 'stable') === true));
       }
-      await ask([...feeCalls, ...tokenCalls()]);
+      await views.prefetch([...feeCalls, ...tokenCalls()]);
     },
     async prepare(receipt, blockTime) {
       if (receipt.status !== undefined && receipt.status !== null && quantity(receipt.status) === 0) return [];

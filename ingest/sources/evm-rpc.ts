@@ -12,7 +12,9 @@
 // By block: every block of a range is read with its full transactions (batched JSON-RPC), so
 // plain value transfers become funding; ERC-20 Transfer logs of the tokens seen traded or
 // created are fetched with the range's logs, so holder balances follow wallet-to-wallet moves.
-// Calls per block stay bounded: one eth_getBlockByNumber per block, eth_getLogs per range.
+// Calls per block stay bounded: one eth_getBlockByNumber per block, eth_getLogs per range, one
+// eth_getBlockReceipts per block with creations, a few Multicall3 eth_calls per range for new pools
+// and tokens (evm-resolver.ts).
 // Answers of the wrong shape are node faults: retried with backoff and jitter like 429/5xx.
 //
 // ws(s):// URLs: newHeads notifications wake the loop at once and calls go over the socket;

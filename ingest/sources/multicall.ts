@@ -98,3 +98,42 @@ export function createMulticall(ctx: Context, options: { chain: Chain; rpc: RpcC
     },
   };
 }
+
+/** Views asked together by `prefetch`, then read one by one; one not prefetched (or with no Multicall3) is an eth_call. */
+export interface ViewCache {
+  /** Asks the calls not answered yet in one round of aggregate3; false when the node has no Multicall3. */
+  prefetch(calls: readonly ViewCall[]): Promise<boolean>;
+  /** The prefetched answer, undefined when not prefetched. */
+  answer(call: ViewCall): ViewAnswer | undefined;
+  /** The view's return data; throws when it failed, like a reverted eth_call. */
+  call(call: ViewCall): Promise<Hex>;
+  clear(): void;
+}
+
+export function createViewCache(rpc: RpcCaller, multicall?: Multicall): ViewCache {
+  let answers = new Map<string, ViewAnswer>();
+  const keyOf = (call: ViewCall) => `${call.to.toLowerCase()}:${call.data}`;
+  return {
+    async prefetch(calls) {
+      if (!multicall?.available) return false;
+      const fresh = [...new Map(calls.map((call) => [keyOf(call), call])).values()].filter(
+        (call) => !answers.has(keyOf(call)),
+      );
+      if (fresh.length === 0) return true;
+      const answered = await multicall.aggregate(fresh);
+      if (!answered) return false;
+      fresh.forEach((call, i) => answers.set(keyOf(call), answered[i]!));
+      return true;
+    },
+    answer: (call) => answers.get(keyOf(call)),
+    async call(call) {
+      const answer = answers.get(keyOf(call));
+      if (!answer) return rpc.call<Hex>('eth_call', [call, 'latest']);
+      if (!answer.ok) throw new Error(`${call.data.slice(0, 10)} on ${call.to} failed (multicall)`);
+      return answer.data;
+    },
+    clear() {
+      answers = new Map();
+    },
+  };
+}
