@@ -24,6 +24,7 @@ import {
   createEvmDecoder,
   createPoolRegistry,
   createTokenRegistry,
+  encodeAerodromeSwap,
   encodePairCreated,
   encodeV2Swap,
   seedAddress,
@@ -49,6 +50,8 @@ const ABI = parseAbi([
   'function totalSupply() view returns (uint256)',
   'function owner() view returns (address)',
   'function balanceOf(address) view returns (uint256)',
+  'function stable() view returns (bool)',
+  'function getFee(address pool, bool stable) view returns (uint256)',
 ]);
 type Views = Record<string, Hex>;
 const answer = (functionName: string, result: unknown) =>
@@ -65,14 +68,15 @@ function erc20(name: string, symbol: string, supply: bigint): Views {
 }
 
 /**
- * A node over a table of contracts (address → selector → return data); a missing view reverts.
+ * A node over a table of contracts (address → calldata or selector → return data); a missing view reverts.
  * With `multicall`, Multicall3 is deployed: aggregate3 runs each sub-call against the table.
  * Without, its address has no code: eth_call there answers "0x", as a real node does.
  */
 function tableNode(contracts: Record<string, Views>, multicall: boolean) {
   const calls: Array<{ to: string; subCalls?: number }> = [];
   const run = (to: string, data: Hex): Hex => {
-    const result = contracts[to.toLowerCase()]?.[data.slice(0, 10)];
+    const views = contracts[to.toLowerCase()];
+    const result = views?.[data] ?? views?.[data.slice(0, 10)];
     if (!result) throw new JsonRpcError('eth_call', 3, 'execution reverted');
     return result;
   };
@@ -208,6 +212,48 @@ describe('Multicall3 on the EVM read path', () => {
     assert.ok(node.calls.length > 10, 'then per view');
     await resolver.prefetch(receipts);
     assert.equal(node.calls.filter((call) => call.to === MULTICALL3_ADDRESS).length, 1, 'remembered');
+  });
+
+  it("asks an unknown Aerodrome pool's fee (PoolFactory.getFee, needs its factory and stable) in the second round", async () => {
+    const factory = '0x420dd381b31aef6683db6b902084cb0ffece40da';
+    const pool = seedAddress('mc aero pool').toLowerCase();
+    const coin = seedAddress('mc aero coin').toLowerCase();
+    const [token0, token1] = coin < WETH ? [coin, WETH] : [WETH, coin];
+    const getFee = encodeFunctionData({ abi: ABI, functionName: 'getFee', args: [pool as Hex, false] });
+    const node = tableNode(
+      {
+        [pool]: {
+          [sel('token0()')]: answer('token0', token0),
+          [sel('token1()')]: answer('token1', token1),
+          [sel('factory()')]: answer('factory', factory),
+          [sel('stable()')]: answer('stable', false),
+        },
+        [coin]: erc20('Coin', 'C', 10n ** 27n),
+        // bps for this pool and this stable flag only
+        [factory]: { [getFee]: answer('getFee', 100n) },
+      },
+      true,
+    );
+    const swap = encodeAerodromeSwap({
+      pool,
+      sender: seedAddress('r'),
+      to: seedAddress('t'),
+      amount0In: 1n,
+      amount1In: 0n,
+      amount0Out: 0n,
+      amount1Out: 1n,
+    });
+    const { decoder, events } = await resolveRange(node.rpc, [receiptOf([swap], 'aero')]);
+    assert.equal(decoder.pools.getPool(chain, pool)?.fee, 10_000, '100 bps');
+    assert.deepEqual(created(events), [[coin, 'Coin', 'C', (10n ** 27n).toString()]]);
+    assert.deepEqual(
+      node.calls.map((call) => [call.to, call.subCalls]),
+      [
+        [MULTICALL3_ADDRESS, 4],
+        [MULTICALL3_ADDRESS, 5],
+      ],
+      'pool views; then getFee and the coin',
+    );
   });
 
   it('splits many views into aggregate3 calls of at most 50', async () => {

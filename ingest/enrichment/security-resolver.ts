@@ -66,6 +66,7 @@ function viewCall(to: string, functionName: ViewName, args: unknown[] = []): Vie
   return { to, data: encodeFunctionData({ abi: ABI, functionName, args } as never) };
 }
 
+/** The view's decoded result (the function named by the call's selector); throws when it failed. */
 async function view<T>(views: ViewCache, call: ViewCall): Promise<T> {
   const data = await views.call(call);
   return decodeFunctionResult({
@@ -139,11 +140,11 @@ export async function readEvmContract(
   }
   const facts: EvmContractFacts = { selectors, owner, smallTransfer: null, largeTransfer: null, lp: null };
   if (!pair) return facts;
-  const [balance, supply] = await Promise.all(holdings.map((call) => view<bigint>(views, call)));
-  const small = supply! / 100_000n; // 0.001% of supply: under any sane max-tx limit
-  if (balance! > small && small > 0n) facts.smallTransfer = await simulateTransfer(rpc, token, pair, small);
-  const large = supply! / 50n;
-  if (facts.smallTransfer && !facts.smallTransfer.reverted && balance! >= large && large > small)
+  const [balance, supply] = (await Promise.all(holdings.map((call) => view<bigint>(views, call)))) as [bigint, bigint];
+  const small = supply / 100_000n; // 0.001% of supply: under any sane max-tx limit
+  if (balance > small && small > 0n) facts.smallTransfer = await simulateTransfer(rpc, token, pair, small);
+  const large = supply / 50n;
+  if (facts.smallTransfer && !facts.smallTransfer.reverted && balance >= large && large > small)
     facts.largeTransfer = await simulateTransfer(rpc, token, pair, large);
   facts.lp = await readPairLp(views, lpCalls);
   return facts;
