@@ -33,6 +33,8 @@ export interface Merger<T> {
   next(): MergeItem<T> | null;
   /** Messages buffered and not yet taken. */
   buffered(): number;
+  /** Messages of one partition buffered and not yet taken. */
+  bufferedIn(topic: string, partition: number): number;
   /** True when every partition delivered up to its known end and nothing is buffered. */
   caughtUp(): boolean;
 }
@@ -103,6 +105,10 @@ export function createMerger<T>(): Merger<T> {
       return item;
     },
     buffered: () => count,
+    bufferedIn(topic, partition) {
+      const q = queues.get(keyOf(topic, partition));
+      return q ? q.items.length - q.head : 0;
+    },
     caughtUp() {
       return count === 0 && list.every((q) => q.delivered >= q.end);
     },
