@@ -536,6 +536,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     const items = parse(batch);
     await serial(async () => {
       merger.push(items);
+      // What the merge holds waiting for the partition furthest behind (bounded by the fetch gate).
+      if (merger.buffered() > ctx.metrics.get('aggregator.merge_buffered_peak'))
+        ctx.metrics.set('aggregator.merge_buffered_peak', merger.buffered());
       await pump();
     });
   }
@@ -562,8 +565,13 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       consumer = log.consumer({
         group: `spot-aggregator-${name}`,
         topics: INPUTS,
-        maxBatchSize: options.maxBatch ?? 5000,
+        maxBatchSize: maxBatch,
         commit: 'manual',
+        // The merge waits for the partition furthest behind in event time; the others are not
+        // fetched further while they hold a batch (measured on the mainnet profile: ~210 MB of
+        // parsed messages buffered while catching up without it).
+        // A full partition is still fetched while a chain buffered elsewhere waits for it.
+        ready: (topic, partition) => merger.bufferedIn(topic, partition) < maxBatch || merger.awaited(topic, partition),
       });
       for (const topic of INPUTS) {
         const ends = await log.endOffsets(topic);

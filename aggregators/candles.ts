@@ -41,12 +41,18 @@ export interface Bucket {
   /** Highest per-token seq in the bucket: the version of its row. */
   seq: number;
   dirty: boolean;
+  /**
+   * Which of h (1) and l (2) are this bucket's own arrays. Until a trade moves them they are the
+   * opening trade's value array, shared by the buckets it opened (most buckets of most tokens
+   * never see a second price). Absent in older snapshots: their arrays are copied once, harmlessly.
+   */
+  own?: number;
 }
 
 const values = (r: TradeRec): Dec[] => [r.pn, r.pu, r.mn, r.mu];
 
-// `v` (a trade's four values) is shared by the buckets it opens or closes: o and c are replaced,
-// never written into; h and l are the bucket's own arrays.
+// `v` (a trade's four values) is shared by the buckets it opens or closes and is never written
+// into: o and c are replaced; h and l are copied the first time a trade moves them (Bucket.own).
 function openBucket(time: number, r: TradeRec, v: Dec[]): Bucket {
   return {
     time,
@@ -55,22 +61,35 @@ function openBucket(time: number, r: TradeRec, v: Dec[]): Bucket {
     lt: r.t,
     ls: r.seq,
     o: v,
-    h: v.slice(),
-    l: v.slice(),
+    h: v,
+    l: v,
     c: v,
     vn: r.vn,
     vu: r.vu,
     n: 1,
     seq: r.seq,
     dirty: true,
+    own: 0,
   };
 }
 
 function addToBucket(b: Bucket, r: TradeRec, v: Dec[]): void {
   for (let m = 0; m < METRIC_COUNT; m++) {
     const x = v[m]!;
-    if (x > b.h[m]!) b.h[m] = x;
-    if (x < b.l[m]!) b.l[m] = x;
+    if (x > b.h[m]!) {
+      if (!(b.own! & 1)) {
+        b.h = b.h.slice();
+        b.own = b.own! | 1;
+      }
+      b.h[m] = x;
+    }
+    if (x < b.l[m]!) {
+      if (!(b.own! & 2)) {
+        b.l = b.l.slice();
+        b.own = b.own! | 2;
+      }
+      b.l[m] = x;
+    }
   }
   if (r.t < b.ft || (r.t === b.ft && r.seq < b.fs)) {
     b.o = v;

@@ -61,6 +61,10 @@ export interface Merger<T> {
   buffered(): number;
   /** Messages taken past a waiting partition because the buffer was full. */
   forced(): number;
+  /** Messages of one partition buffered and not yet taken. */
+  bufferedIn(topic: string, partition: number): number;
+  /** True when a chain waits for this partition (it may still deliver and holds none of that chain). */
+  awaited(topic: string, partition: number): boolean;
   /** True when every partition delivered up to its known end and nothing is buffered. */
   caughtUp(): boolean;
 }
@@ -174,6 +178,17 @@ export function createMerger<T>(options: MergerOptions = {}): Merger<T> {
     },
     buffered: () => count,
     forced: () => forcedCount,
+    bufferedIn(topic, partition) {
+      const q = queues.get(keyOf(topic, partition));
+      let n = 0;
+      if (q) for (const c of q.chains.values()) n += c.items.length - c.head;
+      return n;
+    },
+    awaited(topic, partition) {
+      const q = queues.get(keyOf(topic, partition));
+      if (!q || q.delivered >= q.end) return false;
+      return chains.some((chain) => !hasItems(q.chains.get(chain)) && list.some((o) => hasItems(o.chains.get(chain))));
+    },
     caughtUp() {
       return count === 0 && list.every((q) => q.delivered >= q.end);
     },

@@ -57,6 +57,7 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     timeoutMs: 180_000,
   },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
+  store: { file: 'store.ts', params: {}, quick: { copies: 1, rounds: 1 }, timeoutMs: 240_000 },
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   fuzz: {
     file: 'fuzz.ts',
@@ -69,6 +70,13 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     params: { minutes: 2, rate: 1500 },
     quick: { minutes: 0.5, rate: 50 },
     timeoutMs: 240_000,
+  },
+  day: {
+    file: 'day.ts',
+    params: { minutes: 60, rate: 2000 },
+    quick: { minutes: 0.5, rate: 200 },
+    nodeArgs: ['--expose-gc'],
+    timeoutMs: 3_600_000,
   },
   soak: {
     file: 'live.ts',

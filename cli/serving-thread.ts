@@ -4,6 +4,7 @@
 // through the log's BroadcastChannel) and reaches chDB, which binds one data dir per process,
 // through the main thread's SQL endpoint on loopback (cold reads only: hot views are in this thread).
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError, type Config } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -51,6 +52,8 @@ const loopReport = setInterval(() => {
       component: 'serving-loop',
       delayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
       utilization: Math.round(utilization.utilization * 1000) / 1000,
+      // This thread's own V8 heap (process RSS covers every thread): what the hot views cost.
+      heapMB: Math.round(getHeapStatistics().used_heap_size / 1e6),
     },
     'serving thread event loop',
   );

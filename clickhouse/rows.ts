@@ -1,13 +1,13 @@
 // Row writers: store rows as JSONCompactEachRow text, each row a JSON array in a fixed column
-// order. Measured on chDB with the real schema (trade rows, same run) against JSON objects handed
-// to @clickhouse/client (encodeJSON per row), JSONEachRow and TabSeparated text: the compact rows
-// are the fewest bytes of the exact formats (no key per value, ~30 % less than JSONEachRow), the
-// engine parses them fastest, and one JSON.stringify over a whole batch of arrays costs a third
-// of the per-row object encoding on the main thread. The rows of a batch are separated by commas
-// (the outer brackets of the stringified batch dropped), which ClickHouse's JSON*EachRow readers
-// accept between rows, also with parallel parsing. TabSeparated/CSV are not used: their
-// DateTime64 parsing guesses from the digit count (a millisecond integer of 5 or 9 digits is
-// misread), while a JSON integer is always read as the exact tick count.
+// order. `spot bench store` inserts the same trade and candle rows (a real replay's writes) in
+// every form chDB takes: this text as one Buffer, TabSeparated text (DateTime64 written as
+// seconds.ms, the one unambiguous text form), RowBinary through a file() insert and Arrow columns
+// through arrowstream() (chDB's raw insert takes text only). This text is the cheapest to build on
+// the main thread (one native JSON.stringify over a batch of arrays; Arrow costs 2–4×, RowBinary
+// 1.4× and a temp file per INSERT) and never the slowest to insert; only RowBinary was faster in
+// chDB, 1.15–1.41× on trades in quiet runs (docs/performance.md, the store path). The rows of a
+// batch are separated by commas (the outer brackets of the stringified batch dropped), which
+// ClickHouse's JSON*EachRow readers accept between rows.
 import type { Token } from '../core/schemas.ts';
 import type { BalanceRow, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from './types.ts';
 

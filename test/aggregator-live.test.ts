@@ -155,3 +155,56 @@ describe('aggregator live backlog', function () {
     }
   });
 });
+
+describe('aggregator merge buffer', function () {
+  this.timeout(60_000);
+  const env = liveEnv('spot-agg-gate-');
+
+  it('holds at most about two batches per partition while one input is denser in event time than the other', async () => {
+    const { ctx, store, base } = await env.open();
+    await base.ensureTopics([]);
+    // One chain: the merge orders each chain on its own, and a partition holding none of a chain is
+    // read on until it shows one (docs/numbers.md, "Order"), which is not what this bounds.
+    const full = makeScenario(3, 3000);
+    const scenario = {
+      ...full,
+      swaps: full.swaps.filter((s) => s.chain === 'solana'),
+      events: full.events.filter((e) => e.chain === 'solana'),
+    };
+    // Balance events three times as dense in event time as the swaps, over the same span: a batch of
+    // events covers a third of a batch of swaps, so without the fetch gate the swaps pile up in the merge.
+    const times = scenario.swaps.map((s) => s.blockTime);
+    const [from, to] = [Math.min(...times), Math.max(...times)];
+    const token = scenario.swaps[0]!;
+    const dense = Array.from({ length: scenario.swaps.length * 3 }, (_, i) => ({
+      id: `${token.chain}:dense-${i}:0`,
+      chain: token.chain,
+      transactionHash: `dense-${i}`,
+      eventIndex: 0,
+      blockNumber: token.blockNumber,
+      blockTime: from + Math.floor(((to - from) * i) / (scenario.swaps.length * 3)),
+      kind: 'balance' as const,
+      token: token.token,
+      owner: token.trader,
+      amount: '1',
+    }));
+    await produceScenario(base, {
+      ...scenario,
+      events: [...scenario.events, ...dense].sort((a, b) => a.blockTime - b.blockTime),
+    });
+    const total = scenario.swaps.length + scenario.events.length + dense.length;
+    const maxBatch = 100;
+    const aggregator = createAggregator(ctx, { log: base, store, name: 'gate', maxBatch, publish: false });
+    await aggregator.start();
+    try {
+      await aggregator.drain();
+      assert.equal(aggregator.processed(), total);
+      const queues = TOPICS.swaps.partitions + TOPICS.tokenEvents.partitions;
+      const peak = ctx.metrics.get('aggregator.merge_buffered_peak');
+      assert.ok(peak <= queues * 2 * maxBatch, `merge buffer peak ${peak} of ${total} messages`);
+    } finally {
+      await aggregator.stop();
+      await base.close();
+    }
+  });
+});

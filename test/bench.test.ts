@@ -65,6 +65,10 @@ describe('bench harness (spot bench --quick)', function () {
     assert.ok(Number.isFinite(byName.get('pipeline')!.ratios.pipeline_embedded_vs_raw_chdb_insert));
     assert.ok(Number.isFinite(byName.get('fanout')!.ratios.spot_vs_raw_uws_publish));
     assert.ok(Number.isFinite(byName.get('rest')!.ratios.token_details_vs_koa_hello));
+    // The store scenario checks every insert form against today's rows itself (it fails otherwise).
+    const store = byName.get('store')!;
+    assert.ok(store.measurements.some((m) => m.subject.startsWith('live cadence') && m.value > 0));
+    assert.ok(Number.isFinite(store.ratios.trades_rowBinaryFile_vs_jsonCompact));
     assert.equal(
       report.targets.length,
       report.scenarios.reduce((n, s) => n + s.targets.length, 0),

@@ -298,6 +298,28 @@ describe('clickhouse store (chDB)', () => {
     );
   });
 
+  it('reads one copy of rows repeated inside one write (inserts leave in-block duplicates to the reads)', async () => {
+    // STORE_INSERT_SETTINGS turns off the insert-time collapse of equal keys: every read must
+    // deduplicate within a part as it does across parts.
+    const repeated = trade('solana', 'TokDup', 0, 1_760_000_500_000, ['kol']);
+    const rows = [repeated, trade('solana', 'TokDup', 1, 1_760_000_501_000, ['kol']), { ...repeated }];
+    await store.insertTrades(rows);
+    assert.deepEqual(
+      (await store.allTrades('solana', 'TokDup')).map((t) => t.id),
+      rows.slice(0, 2).map((t) => t.id),
+    );
+    assert.deepEqual(await store.queryTokenTrades('solana', 'TokDup', 10), [rows[1], repeated]);
+    const feed = await store.queryIdentityTrades('kol', ['solana'], 1000);
+    assert.equal(feed.filter((t) => t.token === 'TokDup').length, 2);
+
+    const base = sampleToken() as unknown as Token;
+    const address = '0x00000000000000000000000000000000000000d8';
+    const older = { ...base, chain: 'base' as const, address, name: 'older', updatedAt: base.updatedAt };
+    const newer = { ...older, name: 'newer', updatedAt: base.updatedAt + 1000 };
+    await store.upsertTokens([newer, older]);
+    assert.equal((await store.getToken('base', address))?.name, 'newer');
+  });
+
   it('pages token trades newest first with cursors', async () => {
     const seen: TradeRow[] = [];
     let before: { timestamp: number; id: string } | undefined;

@@ -28,6 +28,8 @@ const SIM_ENV = {
   SPOT_SIM_SEED: '7',
   SPOT_SIM_NOW: String(Date.UTC(2026, 0, 5, 12)),
   SPOT_SIM_WARM_HOURS: '4',
+  // The sparse history alone (no live-density last hour): the comparison needs a few thousand trades, not 70k.
+  SPOT_SIM_RECENT_RATE: '0',
   SPOT_ENRICHMENT: 'off',
 };
 const CHAINS = ['--chains', 'solana,bsc'];

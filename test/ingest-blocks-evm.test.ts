@@ -15,6 +15,7 @@ import { ALL_TOPICS, TOPICS, type RawSwap, type TokenEvent } from '../core/topic
 import { createCursorStore, type CursorStore, type EvmCursor } from '../ingest/cursor-store.ts';
 import { createEvmDecoder } from '../ingest/evm/decoder.ts';
 import {
+  encodePairCreated,
   encodeTransfer,
   encodeV2Swap,
   seedAddress,
@@ -92,7 +93,31 @@ function txsOf(n: number): Tx[] {
   return txs;
 }
 
-function serve(server: RecordedRpcServer, head: () => number) {
+const LAUNCHED = seedAddress('evm-blocks/launched');
+const V2_FACTORY = '0x8909dc15e40173ff4699343b6eb8132c65e18ec6';
+
+/** txsOf, and every fifth block a pair creation whose transaction also mints LAUNCHED (a log no eth_getLogs filter names). */
+function txsWithCreations(n: number): Tx[] {
+  if (n % 5 !== 0) return txsOf(n);
+  const [a, b] = sortTokens(LAUNCHED, WETH);
+  const created = encodePairCreated({
+    factory: V2_FACTORY,
+    token0: a,
+    token1: b,
+    pair: seedAddress(`evm-blocks/new/${n}`),
+  });
+  const mint = encodeTransfer({ token: LAUNCHED, from: `0x${'0'.repeat(40)}`, to: OTHER, value: BigInt(n) });
+  const launch = {
+    hash: seedHash(`evm-blocks/launch/${n}`),
+    from: TRADER,
+    to: V2_FACTORY,
+    value: 0n,
+    input: '0xc9c65396',
+  };
+  return [...txsOf(n), { ...launch, logs: [created, mint] }];
+}
+
+function serve(server: RecordedRpcServer, head: () => number, txsAt: (n: number) => Tx[] = txsOf) {
   const hashOf = (n: number) => seedHash(`evm-blocks/block/${n}`);
   server.handle('eth_blockNumber', () => hex(head()));
   const getBlock = ([n, full]: [string, boolean]) => {
@@ -103,7 +128,7 @@ function serve(server: RecordedRpcServer, head: () => number) {
       hash: hashOf(number),
       parentHash: hashOf(number - 1),
       timestamp: hex(1_700_000_000 + number * 2),
-      transactions: txsOf(number).map((tx, i) =>
+      transactions: txsAt(number).map((tx, i) =>
         full
           ? { hash: tx.hash, from: tx.from, to: tx.to, value: hex(tx.value), input: tx.input, transactionIndex: hex(i) }
           : tx.hash,
@@ -114,7 +139,7 @@ function serve(server: RecordedRpcServer, head: () => number) {
     const out = [];
     for (let n = Number(filter.fromBlock); n <= Math.min(Number(filter.toBlock), head()); n++) {
       let logIndex = 0;
-      for (const [t, tx] of txsOf(n).entries()) {
+      for (const [t, tx] of txsAt(n).entries()) {
         for (const log of tx.logs) {
           const index = logIndex++;
           if (filter.address && !filter.address.includes(log.address)) continue;
@@ -133,9 +158,39 @@ function serve(server: RecordedRpcServer, head: () => number) {
     }
     return out;
   };
+  /** Receipts as eth_getTransactionReceipt gives them: every log of the transaction. */
+  const receiptsOf = (n: number) => {
+    let logIndex = 0;
+    return txsAt(n).map((tx, t) => ({
+      transactionHash: tx.hash,
+      transactionIndex: hex(t),
+      blockHash: hashOf(n),
+      blockNumber: hex(n),
+      from: tx.from,
+      to: tx.to,
+      status: '0x1',
+      logs: tx.logs.map((log) => ({
+        ...log,
+        blockHash: hashOf(n),
+        blockNumber: hex(n),
+        transactionHash: tx.hash,
+        transactionIndex: hex(t),
+        logIndex: hex(logIndex++),
+        removed: false,
+      })),
+    }));
+  };
+  const getBlockReceipts = ([n]: [string]) => (Number(n) > head() ? null : receiptsOf(Number(n)));
+  const getReceipt = ([hash]: [string]) => {
+    for (let n = 1; n <= head(); n++) {
+      const found = receiptsOf(n).find((receipt) => receipt.transactionHash === hash);
+      if (found) return found;
+    }
+    return null;
+  };
   server.handle('eth_getBlockByNumber', getBlock);
   server.handle('eth_getLogs', getLogs);
-  return { getBlock, getLogs };
+  return { getBlock, getLogs, getBlockReceipts, getReceipt };
 }
 
 describe('evm source by block', () => {
@@ -165,6 +220,7 @@ describe('evm source by block', () => {
   function start(): void {
     const tokens = createTokenRegistry();
     tokens.registerToken(chain, TOKEN, { decimals: 18, name: 'Blocks', symbol: 'BLK' });
+    tokens.registerToken(chain, LAUNCHED, { decimals: 18, name: 'Launched', symbol: 'LNC' });
     const pools = createPoolRegistry();
     pools.registerPool(chain, { pool: PAIR, token0, token1, dex: 'uniswap-v2', fee: 3000 });
     source = createEvmRpcSource(ctx, {
@@ -177,6 +233,7 @@ describe('evm source by block', () => {
       fromBlock: 1,
       maxRange: 4,
       topics: [
+        encodePairCreated({ factory: V2_FACTORY, token0: WETH, token1: TOKEN, pair: PAIR }).topics[0]!,
         encodeV2Swap({
           pair: PAIR,
           sender: ROUTER,
@@ -255,5 +312,37 @@ describe('evm source by block', () => {
     await assertAllOnce(16);
     assert.equal(server.httpFaults.length, 0, 'every fault was served');
     assert.ok(badLogs < 0 && badBlocks < 0, 'the wrong shapes were served and retried');
+  });
+
+  /** The mints of LAUNCHED: only the creation transactions' full receipts carry them. */
+  async function mints(): Promise<number[]> {
+    const { events } = await published();
+    return events
+      .filter((event) => event.kind === 'transfer' && event.token === LAUNCHED.toLowerCase())
+      .map((event) => event.blockNumber);
+  }
+  const count = (method: string) => server.calls.filter((call) => call.method === method).length;
+
+  it('reads creation transactions whole with one eth_getBlockReceipts per block that has creations', async () => {
+    const node = serve(server, () => 20, txsWithCreations);
+    server.handle('eth_getBlockReceipts', node.getBlockReceipts);
+    server.handle('eth_getTransactionReceipt', node.getReceipt);
+    start();
+    await waitFor('block 20', () => blockOf() === 20);
+    await assertAllOnce(20);
+    assert.deepEqual(await mints(), [5, 10, 15, 20]);
+    assert.equal(count('eth_getBlockReceipts'), 4, 'blocks 5, 10, 15, 20');
+    assert.equal(count('eth_getTransactionReceipt'), 0);
+  });
+
+  it('falls back to eth_getTransactionReceipt on a node without eth_getBlockReceipts, and remembers it', async () => {
+    const node = serve(server, () => 20, txsWithCreations);
+    server.handle('eth_getTransactionReceipt', node.getReceipt);
+    start();
+    await waitFor('block 20', () => blockOf() === 20);
+    await assertAllOnce(20);
+    assert.deepEqual(await mints(), [5, 10, 15, 20]);
+    assert.equal(count('eth_getBlockReceipts'), 1, 'answered "method not found" once');
+    assert.equal(count('eth_getTransactionReceipt'), 4);
   });
 });

@@ -196,6 +196,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
         let topicEnds = ends.get(tp.topic);
         if (!topicEnds) ends.set(tp.topic, (topicEnds = store.endOffsets(meta)));
         if (tp.position >= (topicEnds.get(tp.partition) ?? 0)) continue;
+        if (options.ready && !options.ready(tp.topic, tp.partition)) continue;
         const messages = store.fetch(meta, tp.partition, tp.position, maxBatch);
         if (messages.length === 0) continue;
         await eachBatch({ topic: tp.topic, partition: tp.partition, messages });

@@ -186,6 +186,26 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
         ]);
       await payload.heartbeat();
     }
+    if (options.ready && !options.ready(batch.topic, batch.partition)) pauseUntilReady(batch.topic, batch.partition);
+  }
+
+  /** Partitions the gate refused, resumed as soon as it accepts them again. */
+  const paused = new Map<string, { topic: string; partition: number }>();
+  let resumeTimer: NodeJS.Timeout | null = null;
+  function pauseUntilReady(topic: string, partition: number): void {
+    consumer.pause([{ topic, partitions: [partition] }]);
+    paused.set(tpKey(topic, partition), { topic, partition });
+    resumeTimer ??= setInterval(() => {
+      for (const [key, tp] of paused) {
+        if (!stopping && !options.ready!(tp.topic, tp.partition)) continue;
+        paused.delete(key);
+        consumer.resume([{ topic: tp.topic, partitions: [tp.partition] }]);
+      }
+      if (paused.size === 0 && resumeTimer) {
+        clearInterval(resumeTimer);
+        resumeTimer = null;
+      }
+    }, 20);
   }
 
   return {

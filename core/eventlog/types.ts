@@ -46,6 +46,12 @@ export interface ConsumerOptions {
   /** Upper bound of messages handed to one eachBatch call. */
   maxBatchSize?: number;
   /**
+   * Fetch gate: a partition is not fetched while this returns false (its handler still holds
+   * enough of it, e.g. a merge waiting for other partitions). Embedded: asked before every fetch.
+   * Kafka: asked after every batch; a partition it refuses is paused and resumed once it accepts.
+   */
+  ready?: (topic: string, partition: number) => boolean;
+  /**
    * 'batch' (default): a batch's offsets are committed once eachBatch resolved. 'manual': only
    * commit() commits (a consumer whose sinks acknowledge later than eachBatch returns).
    */

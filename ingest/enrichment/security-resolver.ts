@@ -1,14 +1,22 @@
 // Reads the chain facts the security rules need and publishes `security` token events, off the
 // ingest path (bounded work queue). Solana: the mint account (getAccountInfo). EVM: the bytecode's
 // selectors (eth_getCode), owner(), a transfer out of the pool simulated with eth_simulateV1
-// (eth_call where the node lacks it), and the V2 pair's LP supply held by burn addresses.
-import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
+// (eth_call where the node lacks it), and the V2 pair's LP supply held by burn addresses. The
+// plain views (owner, balances, supplies) go out as one Multicall3 aggregate3 where the chain has it.
+import { decodeFunctionData, decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
 import { isEvmAddress, type Chain } from '../../core/chains.ts';
 import type { Context } from '../../core/context.ts';
 import type { RawSwap, TokenEvent } from '../../core/topics.ts';
 import { decodeMintAccount, type MintFacts } from '../solana/mint-account.ts';
 import type { MintChange } from '../solana/spl-token.ts';
 import { JsonRpcError, type RpcCaller } from '../sources/json-rpc.ts';
+import {
+  createMulticall,
+  createViewCache,
+  type Multicall,
+  type ViewCache,
+  type ViewCall,
+} from '../sources/multicall.ts';
 import {
   evmContractSecurity,
   bytecodeSelectors,
@@ -50,12 +58,22 @@ export async function readSolanaMint(rpc: RpcCaller, mint: string): Promise<Mint
   return data ? decodeMintAccount(data) : null;
 }
 
-async function view<T>(rpc: RpcCaller, to: string, functionName: 'owner' | 'getOwner' | 'totalSupply'): Promise<T>;
-async function view<T>(rpc: RpcCaller, to: string, functionName: 'balanceOf', args: [Hex]): Promise<T>;
-async function view<T>(rpc: RpcCaller, to: string, functionName: string, args: unknown[] = []): Promise<T> {
-  const data = encodeFunctionData({ abi: ABI, functionName, args } as never);
-  const result = await rpc.call<Hex>('eth_call', [{ to, data }, 'latest']);
-  return decodeFunctionResult({ abi: ABI, functionName, data: result } as never) as T;
+type ViewName = 'owner' | 'getOwner' | 'totalSupply' | 'balanceOf';
+
+function viewCall(to: string, functionName: Exclude<ViewName, 'balanceOf'>): ViewCall;
+function viewCall(to: string, functionName: 'balanceOf', args: [Hex]): ViewCall;
+function viewCall(to: string, functionName: ViewName, args: unknown[] = []): ViewCall {
+  return { to, data: encodeFunctionData({ abi: ABI, functionName, args } as never) };
+}
+
+/** The view's decoded result (the function named by the call's selector); throws when it failed. */
+async function view<T>(views: ViewCache, call: ViewCall): Promise<T> {
+  const data = await views.call(call);
+  return decodeFunctionResult({
+    abi: ABI,
+    data,
+    functionName: decodeFunctionData({ abi: ABI, data: call.data }).functionName,
+  } as never) as T;
 }
 
 /** A transfer of `amount` from `from`, simulated; null when the node can simulate nothing. */
@@ -95,38 +113,51 @@ async function simulateTransfer(
 }
 
 /** The facts of an ERC-20 `token` whose liquidity sits at `holder` (pool, pair or custody). */
-export async function readEvmContract(rpc: RpcCaller, token: string, holder: string | null): Promise<EvmContractFacts> {
+export async function readEvmContract(
+  rpc: RpcCaller,
+  token: string,
+  holder: string | null,
+  multicall?: Multicall,
+): Promise<EvmContractFacts> {
   const code = await rpc.call<Hex>('eth_getCode', [token, 'latest']);
   const selectors = bytecodeSelectors(code);
+  const pair = holder && isEvmAddress(holder) ? holder : null;
+  const owners = [viewCall(token, 'owner'), viewCall(token, 'getOwner')];
+  const holdings = pair ? [viewCall(token, 'balanceOf', [pair as Hex]), viewCall(token, 'totalSupply')] : [];
+  const lpCalls = pair
+    ? [viewCall(pair, 'totalSupply'), ...EVM_BURN.map((a) => viewCall(pair, 'balanceOf', [a as Hex]))]
+    : [];
+  const views = createViewCache(rpc, multicall);
+  await views.prefetch([...owners, ...holdings, ...lpCalls]);
   let owner: string | undefined;
-  for (const getter of ['owner', 'getOwner'] as const) {
+  for (const getter of owners) {
     try {
-      owner = await view<string>(rpc, token, getter);
+      owner = await view<string>(views, getter);
       break;
     } catch {
       // no such getter (revert or empty answer)
     }
   }
   const facts: EvmContractFacts = { selectors, owner, smallTransfer: null, largeTransfer: null, lp: null };
-  if (!holder || !isEvmAddress(holder)) return facts;
-  const [balance, supply] = await Promise.all([
-    view<bigint>(rpc, token, 'balanceOf', [holder as Hex]),
-    view<bigint>(rpc, token, 'totalSupply'),
-  ]);
+  if (!pair) return facts;
+  const [balance, supply] = (await Promise.all(holdings.map((call) => view<bigint>(views, call)))) as [bigint, bigint];
   const small = supply / 100_000n; // 0.001% of supply: under any sane max-tx limit
-  if (balance > small && small > 0n) facts.smallTransfer = await simulateTransfer(rpc, token, holder, small);
+  if (balance > small && small > 0n) facts.smallTransfer = await simulateTransfer(rpc, token, pair, small);
   const large = supply / 50n;
   if (facts.smallTransfer && !facts.smallTransfer.reverted && balance >= large && large > small)
-    facts.largeTransfer = await simulateTransfer(rpc, token, holder, large);
-  facts.lp = await readPairLp(rpc, holder);
+    facts.largeTransfer = await simulateTransfer(rpc, token, pair, large);
+  facts.lp = await readPairLp(views, lpCalls);
   return facts;
 }
 
 /** A V2 pair is its own LP token: issued = totalSupply + burnt to zero, burnt = held by burn addresses. */
-async function readPairLp(rpc: RpcCaller, pair: string): Promise<{ issued: bigint; burnt: bigint } | null> {
+async function readPairLp(
+  views: ViewCache,
+  [supplyCall, ...burntCalls]: ViewCall[],
+): Promise<{ issued: bigint; burnt: bigint } | null> {
   try {
-    const supply = await view<bigint>(rpc, pair, 'totalSupply');
-    const held = await Promise.all(EVM_BURN.map((a) => view<bigint>(rpc, pair, 'balanceOf', [a as Hex])));
+    const supply = await view<bigint>(views, supplyCall!);
+    const held = await Promise.all(burntCalls.map((call) => view<bigint>(views, call)));
     return { issued: supply, burnt: held.reduce((a, b) => a + b, 0n) };
   } catch {
     return null; // not an ERC-20 pool (V3/V4 positions are NFTs): no LP share to burn
@@ -173,6 +204,12 @@ export function createSecurityResolver(deps: {
   });
   const maxRemembered = deps.maxRemembered ?? 100_000;
   const checked = new Set<string>();
+  /** One Multicall3 reader per chain: a node found without it is remembered. */
+  const multicalls = new Map<Chain, Multicall>();
+  const multicallOf = (chain: Chain, rpc: RpcCaller) => {
+    if (!multicalls.has(chain)) multicalls.set(chain, createMulticall(ctx, { chain, rpc }));
+    return multicalls.get(chain)!;
+  };
   const remember = (key: string) => {
     checked.add(key);
     if (checked.size > maxRemembered) checked.delete(checked.values().next().value!);
@@ -193,7 +230,8 @@ export function createSecurityResolver(deps: {
         const facts = await readSolanaMint(rpc, token);
         if (facts) await publish(at, token, solanaMintSecurity(facts));
       } else {
-        await publish(at, token, evmContractSecurity(await readEvmContract(rpc, token, holder)));
+        const facts = await readEvmContract(rpc, token, holder, multicallOf(at.chain, rpc));
+        await publish(at, token, evmContractSecurity(facts));
       }
     });
   }

@@ -16,6 +16,7 @@ import {
 import { encodeMintAccount, type MintAccountSpec } from '../solana/mint-account.ts';
 import { solanaAddress } from '../solana/address.ts';
 import { JsonRpcError, type RpcCaller } from '../sources/json-rpc.ts';
+import { MULTICALL3_ABI, MULTICALL3_ADDRESS } from '../sources/multicall.ts';
 
 const ABI = parseAbi([
   'function owner() view returns (address)',
@@ -81,9 +82,27 @@ const bytecodeOf = (functions: string[]) =>
 
 /** An RpcCaller over the simulated chains' token state. */
 export function createSimChainState(seed: number): RpcCaller {
-  return {
+  const state: RpcCaller = {
     async call<T>(method: string, params: unknown = []): Promise<T> {
       const list = params as unknown[];
+      const target = (list[0] as { to?: string } | undefined)?.to;
+      if (method === 'eth_call' && target?.toLowerCase() === MULTICALL3_ADDRESS) {
+        // Multicall3 aggregate3: each sub-call as its own eth_call; one that reverts is (false, 0x).
+        const [calls] = decodeFunctionData({ abi: MULTICALL3_ABI, data: (list[0] as { data: Hex }).data }).args;
+        const results = [];
+        for (const call of calls) {
+          try {
+            results.push({
+              success: true,
+              returnData: await state.call<Hex>('eth_call', [{ to: call.target, data: call.callData }]),
+            });
+          } catch {
+            if (!call.allowFailure) throw new JsonRpcError(method, 3, 'execution reverted: Multicall3: call failed');
+            results.push({ success: false, returnData: '0x' as Hex });
+          }
+        }
+        return encodeFunctionResult({ abi: MULTICALL3_ABI, functionName: 'aggregate3', result: results }) as T;
+      }
       if (method === 'getAccountInfo') {
         const address = String(list[0]);
         const data = encodeMintAccount(simMintSpec(seed, address)).toString('base64');
@@ -127,4 +146,5 @@ export function createSimChainState(seed: number): RpcCaller {
       throw new JsonRpcError(method, -32601, `the simulator does not answer ${method}`);
     },
   };
+  return state;
 }

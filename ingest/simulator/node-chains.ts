@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { decodeFunctionData, encodeFunctionResult, parseAbi, type Hex } from 'viem';
 import type { Chain } from '../../core/chains.ts';
 import type { EvmReceipt } from '../evm/index.ts';
+import { MULTICALL3_ABI, MULTICALL3_ADDRESS } from '../sources/multicall.ts';
 import { base58Encode } from '../solana/base58.ts';
 import type { SolanaTransaction } from '../solana/transaction.ts';
 import type { EvmChain } from './addresses.ts';
@@ -317,6 +318,31 @@ export function createEvmNodeChain(options: {
     return encodeFunctionResult({ abi: VIEWS, functionName, result } as Parameters<typeof encodeFunctionResult>[0]);
   }
 
+  /** Multicall3's aggregate3: each sub-call through `view`; a failing one is (false, 0x) unless it may not fail. */
+  function aggregate3(data: Hex): Hex {
+    let calls: readonly { target: string; allowFailure: boolean; callData: Hex }[];
+    try {
+      const decoded = decodeFunctionData({ abi: MULTICALL3_ABI, data });
+      calls = decoded.args[0];
+    } catch {
+      throw new NodeFault(3, 'execution reverted');
+    }
+    const results = calls.map((call) => {
+      try {
+        return { success: true, returnData: view({ to: call.target, data: call.callData }) };
+      } catch (error) {
+        if (!(error instanceof NodeFault)) throw error;
+        if (!call.allowFailure) throw new NodeFault(3, 'execution reverted: Multicall3: call failed');
+        return { success: false, returnData: '0x' as Hex };
+      }
+    });
+    return encodeFunctionResult({ abi: MULTICALL3_ABI, functionName: 'aggregate3', result: results });
+  }
+
+  function ethCall(call: { to?: string; data?: Hex }): Hex {
+    return String(call.to).toLowerCase() === MULTICALL3_ADDRESS ? aggregate3(call.data ?? '0x') : view(call);
+  }
+
   return {
     chain,
     first: floor + 1,
@@ -384,8 +410,12 @@ export function createEvmNodeChain(options: {
           return logs((params[0] ?? {}) as LogFilter);
         case 'eth_getTransactionReceipt':
           return receipts.get(String(params[0]))?.receipt ?? null;
+        case 'eth_getBlockReceipts': {
+          const n = blockTag(params[0]);
+          return n > tip ? null : (blocks.get(n) ?? []).map((tx) => tx.receipt);
+        }
         case 'eth_call':
-          return view((params[0] ?? {}) as { to?: string; data?: Hex });
+          return ethCall((params[0] ?? {}) as { to?: string; data?: Hex });
         default:
           throw new NodeFault(-32601, `the method ${method} does not exist/is not available`);
       }

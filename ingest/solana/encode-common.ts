@@ -39,7 +39,7 @@ export function associatedTokenAddress(owner: string, mint: string, tokenProgram
   let address = ataCache.get(key);
   if (address === undefined) {
     address = findProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM);
-    if (ataCache.size >= 200_000) ataCache.clear();
+    if (ataCache.size >= 50_000) ataCache.clear();
     ataCache.set(key, address);
   }
   return address;

@@ -2,6 +2,10 @@
 // (token0()/token1()/factory()/fee() on the pool) and tokens without decimals
 // (decimals()/symbol()/name()/totalSupply()). A token first seen this way gets a `created`
 // event (the aggregator needs its supply) unless the decoder creates it itself.
+//
+// `prefetch` asks a range's views up front through Multicall3 (a round for unknown pools, a
+// round for their tokens and every other new token, ≤ 50 views per eth_call); `prepare` then reads
+// those answers and asks the node only for what was not prefetched (a node without Multicall3).
 import {
   decodeEventLog,
   decodeFunctionResult,
@@ -29,6 +33,7 @@ import {
   type PoolInfo,
 } from '../evm/index.ts';
 import type { RpcCaller } from './json-rpc.ts';
+import { createMulticall, createViewCache, type ViewCall } from './multicall.ts';
 
 const ABI = parseAbi([
   'function token0() view returns (address)',
@@ -44,8 +49,17 @@ const ABI = parseAbi([
   'function totalSupply() view returns (uint256)',
 ]);
 type ViewName = 'token0' | 'token1' | 'factory' | 'fee' | 'stable' | 'decimals' | 'symbol' | 'name' | 'totalSupply';
+const TOKEN_VIEWS: ViewName[] = ['decimals', 'name', 'symbol', 'totalSupply'];
+type PoolKind = 'v2' | 'v3' | 'pancakeV3' | 'aerodrome';
+/** What resolvePool asks of a pool of each kind (getFee on the factory comes after). */
+const POOL_VIEWS: Record<PoolKind, ViewName[]> = {
+  v2: ['token0', 'token1', 'factory'],
+  v3: ['token0', 'token1', 'factory', 'fee'],
+  pancakeV3: ['token0', 'token1', 'factory', 'fee'],
+  aerodrome: ['token0', 'token1', 'factory', 'stable'],
+};
 
-const POOL_SWAPS: Partial<Record<EventName, 'v2' | 'v3' | 'pancakeV3' | 'aerodrome'>> = {
+const POOL_SWAPS: Partial<Record<EventName, PoolKind>> = {
   v2Swap: 'v2',
   v3Swap: 'v3',
   pancakeV3Swap: 'pancakeV3',
@@ -73,6 +87,8 @@ const FOURMEME_TRADES: EventName[] = [
 ];
 
 export interface EvmResolver {
+  /** Asks the views `prepare` will need for these receipts (a range's) in few Multicall3 calls. */
+  prefetch(receipts: readonly EvmReceipt[]): Promise<void>;
   /** Registers what `receipt` needs; returns `created` events of tokens first seen in it. */
   prepare(receipt: EvmReceipt, blockTime: number): Promise<TokenEvent[]>;
 }
@@ -122,10 +138,20 @@ export function createEvmResolver(
   const logger = ctx.logger.child({ component: 'evm-resolver', chain });
   /** Contracts whose views failed (not a pool, not an ERC-20): not asked again. */
   const unresolvable = new Set<string>();
+  /** The current range's prefetched answers; cleared by the next prefetch. */
+  const views = createViewCache(rpc, createMulticall(ctx, { chain, rpc }));
+
+  const viewCall = (to: string, name: ViewName): ViewCall => ({
+    to,
+    data: encodeFunctionData({ abi: ABI, functionName: name }),
+  });
+  const feeCall = (factory: string, pool: string, stable: boolean): ViewCall => ({
+    to: factory,
+    data: encodeFunctionData({ abi: ABI, functionName: 'getFee', args: [pool as Hex, stable] }),
+  });
 
   async function view(address: string, name: ViewName): Promise<unknown> {
-    const data = encodeFunctionData({ abi: ABI, functionName: name });
-    const result = await rpc.call<Hex>('eth_call', [{ to: address, data }, 'latest']);
+    const result = await views.call(viewCall(address, name));
     if (name === 'symbol' || name === 'name') return decodeText(result, name);
     return decodeFunctionResult({ abi: ABI, functionName: name, data: result });
   }
@@ -141,8 +167,7 @@ export function createEvmResolver(
 
   async function aerodromePoolFee(factory: string, pool: string, stable: boolean): Promise<bigint | undefined> {
     try {
-      const data = encodeFunctionData({ abi: ABI, functionName: 'getFee', args: [pool as Hex, stable] });
-      const result = await rpc.call<Hex>('eth_call', [{ to: factory, data }, 'latest']);
+      const result = await views.call(feeCall(factory, pool, stable));
       return decodeFunctionResult({ abi: ABI, functionName: 'getFee', data: result });
     } catch {
       return undefined;
@@ -157,10 +182,7 @@ export function createEvmResolver(
     }
   }
 
-  async function resolvePool(
-    pool: string,
-    kind: 'v2' | 'v3' | 'pancakeV3' | 'aerodrome',
-  ): Promise<PoolInfo | undefined> {
+  async function resolvePool(pool: string, kind: PoolKind): Promise<PoolInfo | undefined> {
     if (unresolvable.has(pool)) return undefined;
     try {
       const [token0, token1] = (await Promise.all([view(pool, 'token0'), view(pool, 'token1')])) as [string, string];
@@ -240,7 +262,68 @@ export function createEvmResolver(
     }
   }
 
+  /** A prefetched view, decoded; undefined when it failed or was not asked. */
+  function answered(to: string, name: ViewName): unknown {
+    const answer = views.answer(viewCall(to, name));
+    return answer?.ok
+      ? tryDecode(() => decodeFunctionResult({ abi: ABI, functionName: name, data: answer.data }))
+      : undefined;
+  }
+
   return {
+    async prefetch(receipts) {
+      views.clear();
+      const pools = new Map<string, PoolKind>();
+      const created = new Set<string>();
+      const tokens = new Set<string>();
+      const wantToken = (token: string) => {
+        if (
+          token !== EVM_NATIVE_ADDRESS &&
+          !unresolvable.has(token) &&
+          decoder.tokens.getDecimals(chain, token) === undefined
+        )
+          tokens.add(token);
+      };
+      const wantPair = (info: { token0: string; token1: string } | undefined) => {
+        if (info) for (const token of [info.token0, info.token1]) wantToken(token.toLowerCase());
+      };
+      for (const receipt of receipts) {
+        if (receipt.status !== undefined && receipt.status !== null && quantity(receipt.status) === 0) continue;
+        for (const log of logsOf(receipt)) {
+          const name = eventNameOfTopic(log.topics[0]);
+          if (!name) continue;
+          const kind = POOL_SWAPS[name];
+          if (kind) {
+            const info = decoder.pools.getPool(chain, log.address);
+            if (info) wantPair(info);
+            else pools.set(log.address, kind);
+          } else if (ID_SWAPS.includes(name)) {
+            wantPair(decoder.pools.getPool(chain, log.topics[1] ?? ''));
+          } else if (CREATIONS.includes(name)) {
+            const pair = tryDecode(() => creationTokens(name, log));
+            if (pair) created.add(pair.pool);
+            wantPair(pair);
+          } else if (FOURMEME_TRADES.includes(name)) {
+            const token = tryDecode(() => (decodeAs(name, log).token as string).toLowerCase());
+            if (token) wantToken(token);
+          }
+        }
+      }
+      for (const pool of pools.keys()) if (created.has(pool) || unresolvable.has(pool)) pools.delete(pool);
+      const tokenCalls = () => [...tokens].flatMap((token) => TOKEN_VIEWS.map((name) => viewCall(token, name)));
+      const poolCalls = [...pools].flatMap(([pool, kind]) => POOL_VIEWS[kind].map((name) => viewCall(pool, name)));
+      if (!(await views.prefetch([...poolCalls, ...tokenCalls()])) || pools.size === 0) return;
+      // Second round: the tokens the new pools named, and Aerodrome's fee (needs factory and stable).
+      const feeCalls: ViewCall[] = [];
+      for (const [pool, kind] of pools) {
+        const [token0, token1] = [answered(pool, 'token0'), answered(pool, 'token1')];
+        if (typeof token0 === 'string' && typeof token1 === 'string') wantPair({ token0, token1 });
+        const factory = answered(pool, 'factory');
+        if (kind === 'aerodrome' && typeof factory === 'string')
+          feeCalls.push(feeCall(factory, pool, answered(pool, 'stable') === true));
+      }
+      await views.prefetch([...feeCalls, ...tokenCalls()]);
+    },
     async prepare(receipt, blockTime) {
       if (receipt.status !== undefined && receipt.status !== null && quantity(receipt.status) === 0) return [];
       const logs = logsOf(receipt);

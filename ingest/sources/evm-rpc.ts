@@ -12,7 +12,9 @@
 // By block: every block of a range is read with its full transactions (batched JSON-RPC), so
 // plain value transfers become funding; ERC-20 Transfer logs of the tokens seen traded or
 // created are fetched with the range's logs, so holder balances follow wallet-to-wallet moves.
-// Calls per block stay bounded: one eth_getBlockByNumber per block, eth_getLogs per range.
+// Calls per block stay bounded: one eth_getBlockByNumber per block, eth_getLogs per range, one
+// eth_getBlockReceipts per block with creations, a few Multicall3 eth_calls per range for new pools
+// and tokens (evm-resolver.ts).
 // Answers of the wrong shape are node faults: retried with backoff and jitter like 429/5xx.
 //
 // ws(s):// URLs: newHeads notifications wake the loop at once and calls go over the socket;
@@ -141,6 +143,25 @@ function checkLogs(value: unknown): RpcLog[] {
   return value as RpcLog[];
 }
 
+type FullReceipt = EvmReceipt & { blockHash: string };
+
+/** eth_getBlockReceipts of block `n` checked field by field (null = not served yet). */
+function checkReceipts(value: unknown, n: number): FullReceipt[] {
+  if (value === null) throw new ForkedMidRange(`receipts of block ${n} not served yet`);
+  if (!Array.isArray(value)) throw new MalformedAnswerError(`eth_getBlockReceipts ${n}: not a list`);
+  for (const receipt of value as FullReceipt[]) {
+    if (
+      typeof receipt !== 'object' ||
+      receipt === null ||
+      typeof receipt.transactionHash !== 'string' ||
+      typeof receipt.blockHash !== 'string' ||
+      !Array.isArray(receipt.logs)
+    )
+      throw new MalformedAnswerError(`eth_getBlockReceipts ${n}: a receipt lacks its hash or logs`);
+  }
+  return value as FullReceipt[];
+}
+
 /** A plain value transfer (value, no calldata): what funds a wallet. */
 function isValueTransfer(tx: string | RpcTransaction): tx is RpcTransaction & { value: Hex } {
   return (
@@ -226,6 +247,8 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
   };
   const resolver = createEvmResolver(ctx, { chain, rpc: resolverRpc, decoder });
 
+  /** Cleared once the node answers eth_getBlockReceipts "method not found". */
+  let blockReceipts = true;
   let cursor: EvmCursor | undefined = options.cursors?.get<EvmCursor>(sourceId);
   let range = maxRange;
   /** Ranges done since the last halving: the range grows back only after a quiet stretch. */
@@ -352,6 +375,7 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     }
 
     const receipts = await buildReceipts(logs, blocks);
+    await resolver.prefetch(receipts.filter((entry) => !entry.transaction).map((entry) => entry.receipt));
     const events: TokenEvent[] = [];
     const swaps = [];
     for (const { receipt, blockTime, transaction } of receipts) {
@@ -384,6 +408,56 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
     ctx.metrics.inc(`ingest.evm.${chain}.swaps_published`, swaps.length);
   }
 
+  /**
+   * Full receipts of the transactions `wanted` names, per block: one eth_getBlockReceipts per block
+   * (batched), or, on a node without it (-32601, remembered), one eth_getTransactionReceipt each.
+   */
+  async function getFullReceipts(
+    wanted: Map<number, string[]>,
+    blocks: Map<number, RpcBlock>,
+  ): Promise<Map<string, EvmReceipt>> {
+    const out = new Map<string, EvmReceipt>();
+    const keep = (n: number, receipt: FullReceipt | null | undefined, hash: string) => {
+      if (!receipt || receipt.blockHash !== blocks.get(n)!.hash)
+        throw new ForkedMidRange(`receipt ${hash} not on the processed fork`);
+      out.set(hash, receipt);
+    };
+    const numbers = [...wanted.keys()];
+    if (blockReceipts && numbers.length > 0) {
+      try {
+        for (let start = 0; start < numbers.length; start += blockBatch) {
+          const part = numbers.slice(start, start + blockBatch);
+          const answers = await withRetry(
+            () =>
+              http.batch<unknown>(
+                'eth_getBlockReceipts',
+                part.map((n) => [hex(n)]),
+              ),
+            {
+              stopped: () => stopped,
+            },
+          );
+          answers.forEach((answer, i) => {
+            const n = part[i]!;
+            if (!answer.ok) throw answer.error;
+            const byHash = new Map(
+              checkReceipts(answer.result, n).map((receipt) => [receipt.transactionHash.toLowerCase(), receipt]),
+            );
+            for (const hash of wanted.get(n)!) keep(n, byHash.get(hash.toLowerCase()), hash);
+          });
+        }
+        return out;
+      } catch (error) {
+        if (!(error instanceof JsonRpcError) || error.code !== -32601) throw error;
+        blockReceipts = false;
+        logger.info('node lacks eth_getBlockReceipts: one eth_getTransactionReceipt per creation');
+      }
+    }
+    for (const [n, hashes] of wanted)
+      for (const hash of hashes) keep(n, await call<FullReceipt | null>('eth_getTransactionReceipt', [hash]), hash);
+    return out;
+  }
+
   async function buildReceipts(
     logs: RpcLog[],
     blocks: Map<number, RpcBlock>,
@@ -394,16 +468,20 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
       list.push(log);
       byTx.set(log.transactionHash, list);
     }
+    const needsFull = new Map<number, string[]>();
+    for (const [hash, txLogs] of byTx) {
+      if (!txLogs.some((log) => FULL_RECEIPT_EVENTS.has(eventNameOfTopic(log.topics[0]) as EventName))) continue;
+      const n = hexToNumber(txLogs[0]!.blockNumber);
+      needsFull.set(n, [...(needsFull.get(n) ?? []), hash]);
+    }
+    const fullReceipts = await getFullReceipts(needsFull, blocks);
     const out: Array<{ receipt: EvmReceipt; blockTime: number; transaction?: EvmTransaction; order: number[] }> = [];
     for (const [hash, txLogs] of byTx) {
       const order = [hexToNumber(txLogs[0]!.blockNumber), hexToNumber(txLogs[0]!.transactionIndex)];
       const block = blocks.get(hexToNumber(txLogs[0]!.blockNumber))!;
       const blockTime = hexToNumber(block.timestamp) * 1000;
-      const needsFull = txLogs.some((log) => FULL_RECEIPT_EVENTS.has(eventNameOfTopic(log.topics[0]) as EventName));
-      if (needsFull) {
-        const full = await call<(EvmReceipt & { blockHash: string }) | null>('eth_getTransactionReceipt', [hash]);
-        if (!full || full.blockHash !== block.hash)
-          throw new ForkedMidRange(`receipt ${hash} not on the processed fork`);
+      const full = fullReceipts.get(hash);
+      if (full) {
         out.push({ receipt: full, blockTime, order });
         continue;
       }
