@@ -23,6 +23,7 @@ import { LABEL_CSV_HEADER, labelCsvLine } from '../labels/format.ts';
 import type { LabelImporter } from '../labels/import.ts';
 import type { IngestPublisher } from '../publisher.ts';
 import { createAddressSource } from './addresses.ts';
+import { blockAt } from './clock.ts';
 import { createMarket, type Market } from './model.ts';
 import type { SimulatorNode } from './node.ts';
 import { createSimulatorPipeline, type SimulatorPipeline } from './pipeline.ts';
@@ -124,6 +125,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
 
   /** Node mode: blocks to the node, labels through the import. */
   async function serveUpTo(market: Market, pipeline: SimulatorPipeline, until: number, rate: number): Promise<void> {
+    const from = market.now;
     const events = market.advance(until, rate);
     const labels: Array<Extract<ChainRecord, { kind: 'label' }>> = [];
     for (const event of events) {
@@ -132,18 +134,33 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
         else node!.append(record);
       }
     }
-    if (labels.length > 0) await applyLabels(labels);
-    node!.seal(until);
     ctx.metrics.inc('ingest.simulator.events', events.length);
+    // The previous batch's blocks are published before this batch's labels, which are stamped at the
+    // block holding `from` (no later than any block sealed from here on): every log partition stays
+    // in event-time order per chain, which the aggregator's merge relies on (it takes a chain's
+    // messages of a partition in offset order).
     if (inFlight) {
       const previous = inFlight;
       await node!.waitAcknowledged(previous.tips, () => stopped);
       if (!stopped) state = { ...state!, lastEventTime: previous.until };
+      inFlight = null;
     }
+    if (labels.length > 0 && !stopped) await applyLabels(labels, from);
+    node!.seal(until);
     inFlight = { tips: node!.mark(), until };
   }
 
-  async function applyLabels(labels: Array<Extract<ChainRecord, { kind: 'label' }>>): Promise<void> {
+  async function applyLabels(labels: Array<Extract<ChainRecord, { kind: 'label' }>>, from: number): Promise<void> {
+    for (const chain of new Set(labels.map((record) => record.chain))) {
+      const at = Math.floor(blockAt(chain, from).timeMs / 1000) * 1000;
+      await importLabels(
+        labels.filter((record) => record.chain === chain),
+        at,
+      );
+    }
+  }
+
+  async function importLabels(labels: Array<Extract<ChainRecord, { kind: 'label' }>>, at: number): Promise<void> {
     const lines = labels.flatMap((record) =>
       record.labels.map((label) =>
         labelCsvLine({ chain: record.chain, address: record.wallet, label, name: record.name, source: 'simulator' }),
@@ -152,7 +169,6 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     const file = path.join(dataDir, SIMULATOR_LABELS_FILE);
     if (!fs.existsSync(file)) fs.writeFileSync(file, `${LABEL_CSV_HEADER}\n`);
     fs.appendFileSync(file, `${lines.join('\n')}\n`);
-    const at = Math.min(...labels.map((record) => record.time));
     const result = await options.labels!.importText(`${LABEL_CSV_HEADER}\n${lines.join('\n')}\n`, {
       format: 'csv',
       origin: SIMULATOR_LABELS_FILE,
