@@ -15,6 +15,7 @@ import {
 } from '../core/auth/rate-limit.ts';
 import { createClickHouseClient, type ClickHouseClient } from '../clickhouse/client.ts';
 import { migrate } from '../clickhouse/migrations.ts';
+import { StoreUnavailableError } from '../core/errors.ts';
 import { createStore } from '../clickhouse/store.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
 import { createOps, serveOps, type Ops, type OpsPeer } from '../query-api/ops-routes.ts';
@@ -58,6 +59,24 @@ export interface RuntimeOptions {
   opsPeer?: OpsPeer;
 }
 
+/** How long start-up waits for a store that does not answer yet (a ClickHouse server still booting). */
+const STORE_WAIT_MS = 30_000;
+
+/** Migrations, retried while the store is unreachable (retryable), up to STORE_WAIT_MS. */
+async function migrateWhenReachable(ctx: Context, client: ClickHouseClient): Promise<number[]> {
+  const started = performance.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await migrate(client);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || performance.now() - started > STORE_WAIT_MS) throw error;
+      const waitMs = Math.min(2000, 250 * 2 ** attempt);
+      ctx.logger.warn({ err: error.message, waitMs }, 'the store does not answer yet; retrying');
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
+}
+
 export async function createRuntime(ctx: Context, options: RuntimeOptions = {}): Promise<Runtime> {
   fs.mkdirSync(ctx.config.dataDir, { recursive: true });
   const log = options.log ?? createEventLog(ctx);
@@ -80,7 +99,7 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
     async store() {
       if (!storeParts) {
         const client = createClickHouseClient(ctx);
-        const applied = await migrate(client);
+        const applied = await migrateWhenReachable(ctx, client);
         if (applied.length) ctx.logger.info({ applied }, 'clickhouse migrations applied');
         storeParts = { client, store: createStore(ctx, client) };
       }

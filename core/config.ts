@@ -328,10 +328,15 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   },
   simNode: {
     variables: ['SPOT_SIM_NODE'],
-    default: 'off (in-process)',
+    default: 'on (`1`)',
     meaning:
-      '`1`: serve the simulator as a local chain node on loopback, read by the same block sources as a real node (docs/sources.md)',
-    parse: (env, name) => ['1', 'true'].includes((env[name] ?? '').toLowerCase()),
+      'the simulator is served as a local chain node on loopback and read by the same block sources as a real node (docs/sources.md); `0`: its records are decoded in-process (no RPC)',
+    parse: (env, name) => {
+      const value = (env[name] ?? '1').toLowerCase();
+      if (['1', 'true', 'on'].includes(value)) return true;
+      if (['0', 'false', 'off'].includes(value)) return false;
+      throw new ConfigError(name, `must be 1 or 0, got "${env[name]}"`);
+    },
   },
   ingestNice: {
     variables: ['SPOT_INGEST_NICE'],

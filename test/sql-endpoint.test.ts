@@ -1,6 +1,8 @@
 // The SQL endpoint over real HTTP, driven by @clickhouse/client, fetch and the CLI helper.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
   createClient as createHttpClient,
@@ -9,6 +11,8 @@ import {
   type ClickHouseClient,
 } from '@clickhouse/client';
 import { sharedChdb } from './helpers/chdb.ts';
+import { freePort } from './helpers/ports.ts';
+import { createRuntime } from '../cli/runtime.ts';
 import { createClickHouseClient } from '../clickhouse/client.ts';
 import { createSqlEndpoint, type SqlEndpoint } from '../clickhouse/sql-endpoint.ts';
 import { writerPassword, writerPasswordPath, writerUrl } from '../clickhouse/sql-auth.ts';
@@ -249,5 +253,42 @@ describe('SQL endpoint (ClickHouse HTTP interface over chDB)', () => {
       runSqlCli({ ...ctx, config: { ...ctx.config, sqlPort: 1 } }, 'DROP TABLE spot.trades', out),
       /Code: 164/,
     );
+  });
+});
+
+describe('start-up against a store that is not up yet', function () {
+  this.timeout(30_000);
+
+  it('retries the migrations while the store is unreachable, then starts', async () => {
+    const shared = await sharedChdb();
+    const port = await freePort();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-store-wait-'));
+    const ctx = {
+      ...shared.ctx,
+      config: {
+        ...shared.ctx.config,
+        dataDir,
+        clickhouseUrl: `http://spot_writer:${writerPassword(shared.ctx)}@127.0.0.1:${port}`,
+      },
+    };
+    const runtime = await createRuntime(ctx);
+    // The endpoint (a ClickHouse HTTP interface) only starts listening a second after the runtime asks.
+    let endpoint: SqlEndpoint | null = null;
+    const late = setTimeout(() => {
+      endpoint = createSqlEndpoint(shared.ctx, shared.client, { port });
+      void endpoint.start();
+    }, 1000);
+    try {
+      const started = performance.now();
+      const { client } = await runtime.store();
+      assert.ok(performance.now() - started >= 900, 'it waited for the store');
+      const result = await client.query({ query: 'SELECT 1 AS one', format: 'JSONEachRow' });
+      assert.deepEqual(await result.json(), [{ one: 1 }]);
+    } finally {
+      clearTimeout(late);
+      await runtime.stop();
+      await (endpoint as SqlEndpoint | null)?.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
