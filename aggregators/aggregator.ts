@@ -581,6 +581,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
           merger.init(topic, partition, offset, processedBelow(state, topic, partition));
           merger.setEnd(topic, partition, end);
           await consumer.seek(topic, partition, offset);
+          // The lag shows from the start, before the partition's first message is processed.
+          ctx.metrics.consumerPositions(`spot-aggregator-${name}`, { [`${topic}:${partition}`]: offset });
         }
       }
       logger.info({ resumedFrom: loaded ? state.processed : null, tokens: state.tokens.size }, 'aggregator starting');

@@ -239,11 +239,15 @@ describe('console in headless chromium', function () {
         firstTrade: document.querySelector('[data-testid=tape-row]').dataset.id,
       })`)) as { candle: string; firstTrade: string };
     const first = await read();
-    // The tape shows the API's trades (the newest 100 still hold the page's newest).
-    const apiTrades = (await v1(`/tokens/${chain}/${address}/trades?limit=100`)) as { trades: { id: string }[] };
-    assert.ok(
-      apiTrades.trades.some((trade) => trade.id === first.firstTrade),
-      first.firstTrade,
+    // The tape shows the API's trades: its newest is among the API's newest 100 once the store
+    // has written it (the stream can run a store flush ahead under load).
+    await waitFor(
+      async () => {
+        const api = (await v1(`/tokens/${chain}/${address}/trades?limit=100`)) as { trades: { id: string }[] };
+        return api.trades.some((trade) => trade.id === first.firstTrade) ? true : undefined;
+      },
+      20_000,
+      `the tape's newest trade ${first.firstTrade} on the API`,
     );
 
     const changed = await waitFor(
