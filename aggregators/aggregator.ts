@@ -567,10 +567,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         topics: INPUTS,
         maxBatchSize: maxBatch,
         commit: 'manual',
-        // The merge waits for the partition furthest behind in event time; the others are not
-        // fetched further while they hold a batch (measured on the mainnet profile: ~210 MB of
-        // parsed messages buffered while catching up without it).
-        // A full partition is still fetched while a chain buffered elsewhere waits for it.
+        // A partition holding a batch is not fetched further (catching up on the mainnet profile the
+        // merge held ~210 MB of parsed messages without this), unless a chain waits for it.
         ready: (topic, partition) => merger.bufferedIn(topic, partition) < maxBatch || merger.awaited(topic, partition),
       });
       for (const topic of INPUTS) {

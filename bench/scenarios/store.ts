@@ -492,70 +492,43 @@ runScenarioMain<Params>(
       return { ms: performance.now() - started, encodeMs, bytes };
     };
 
+    /** Rows encoded as text in `format` and handed to chDB's raw insert with these settings. */
+    const textInsert =
+      (
+        format: 'JSONCompactEachRow' | 'TabSeparated',
+        settings: Record<string, number>,
+        encode: <Row>(table: Table<Row>, rows: readonly Row[], start: number, end: number) => string,
+      ): Variant =>
+      <Row>(table: Table<Row>, target: string, rows: readonly Row[]) =>
+        timed(
+          rows,
+          (s, e) => encode(table, rows, s, e),
+          (text) => insertRowText(client, target, table.format.columns, text as string, format, settings),
+          (text) => (text as string).length,
+        );
+    const json = <Row>(table: Table<Row>, rows: readonly Row[], s: number, e: number) =>
+      encodeRows(table.format, rows, s, e);
+
     const variants: Record<string, { label: string; run: Variant }> = {
       jsonCompact: {
         label: 'JSONCompactEachRow text, raw insert, optimize_on_insert=0 (the store)',
-        run: (table, target, rows) =>
-          timed(
-            rows,
-            (s, e) => encodeRows(table.format, rows, s, e),
-            (text) =>
-              insertRowText(
-                client,
-                target,
-                table.format.columns,
-                text as string,
-                'JSONCompactEachRow',
-                STORE_INSERT_SETTINGS,
-              ),
-            (text) => (text as string).length,
-          ),
+        run: textInsert('JSONCompactEachRow', STORE_INSERT_SETTINGS, json),
       },
       jsonCompactInsertMerge: {
         label: 'JSONCompactEachRow text, raw insert, optimize_on_insert=1 (the store before)',
-        run: (table, target, rows) =>
-          timed(
-            rows,
-            (s, e) => encodeRows(table.format, rows, s, e),
-            (text) =>
-              insertRowText(client, target, table.format.columns, text as string, 'JSONCompactEachRow', {
-                optimize_on_insert: 1,
-              }),
-            (text) => (text as string).length,
-          ),
+        run: textInsert('JSONCompactEachRow', { optimize_on_insert: 1 }, json),
       },
       jsonCompactParallel: {
         label: 'JSONCompactEachRow text, raw insert, parsed in 1 MiB chunks on parallel threads',
-        run: (table, target, rows) =>
-          timed(
-            rows,
-            (s, e) => encodeRows(table.format, rows, s, e),
-            (text) =>
-              insertRowText(client, target, table.format.columns, text as string, 'JSONCompactEachRow', {
-                ...STORE_INSERT_SETTINGS,
-                input_format_parallel_parsing: 1,
-                min_chunk_bytes_for_parallel_parsing: 1 << 20,
-              }),
-            (text) => (text as string).length,
-          ),
+        run: textInsert(
+          'JSONCompactEachRow',
+          { ...STORE_INSERT_SETTINGS, input_format_parallel_parsing: 1, min_chunk_bytes_for_parallel_parsing: 1 << 20 },
+          json,
+        ),
       },
       tsv: {
         label: 'TabSeparated text, raw insert',
-        run: (table, target, rows) =>
-          timed(
-            rows,
-            (s, e) => encodeTsvRows(table, rows, s, e),
-            (text) =>
-              insertRowText(
-                client,
-                target,
-                table.format.columns,
-                text as string,
-                'TabSeparated',
-                STORE_INSERT_SETTINGS,
-              ),
-            (text) => (text as string).length,
-          ),
+        run: textInsert('TabSeparated', STORE_INSERT_SETTINGS, encodeTsvRows),
       },
       rowBinaryFile: {
         label: 'RowBinary temp file, INSERT … SELECT FROM file()',

@@ -72,6 +72,33 @@ export function createPromotionPoller(ctx: Context, options: PromotionPollerOpti
   let stopped = false;
   let failures = 0;
 
+  /**
+   * One answer fetched and parsed, its refused entries reported: undefined when the request failed,
+   * null when the answer was refused whole.
+   */
+  async function read<T extends { problems: FeedProblem[] }>(
+    path: string,
+    parse: (json: unknown) => T | { error: string },
+    report: PollReport,
+  ): Promise<T | null | undefined> {
+    let json: unknown;
+    try {
+      json = await get(path);
+    } catch {
+      report.failed++;
+      return undefined;
+    }
+    const parsed = parse(json);
+    if ('error' in parsed) {
+      reportProblems(path, [{ index: 0, message: parsed.error }]);
+      report.refused++;
+      return null;
+    }
+    reportProblems(path, parsed.problems);
+    report.refused += parsed.problems.length;
+    return parsed;
+  }
+
   function reportProblems(where: string, problems: FeedProblem[]): void {
     if (problems.length === 0) return;
     for (const problem of problems) logger.debug({ where, ...problem }, 'promotion entry refused');
@@ -91,21 +118,8 @@ export function createPromotionPoller(ctx: Context, options: PromotionPollerOpti
     const report: PollReport = { published: 0, asked: 0, refused: 0, failed: 0 };
     const boosted = new Map<string, Boost>();
     for (const path of BOOST_PATHS) {
-      let json: unknown;
-      try {
-        json = await get(path);
-      } catch {
-        report.failed++;
-        continue;
-      }
-      const parsed = parseBoosts(json);
-      if ('error' in parsed) {
-        reportProblems(path, [{ index: 0, message: parsed.error }]);
-        report.refused++;
-        continue;
-      }
-      reportProblems(path, parsed.problems);
-      report.refused += parsed.problems.length;
+      const parsed = await read(path, parseBoosts, report);
+      if (!parsed) continue;
       for (const boost of parsed.boosts) {
         const key = tokenKey(boost.chain, boost.token);
         if (!boosted.has(key)) boosted.set(key, boost);
@@ -118,22 +132,14 @@ export function createPromotionPoller(ctx: Context, options: PromotionPollerOpti
       if (stopped) break;
       const path = ordersPath(boost.chain, boost.token);
       report.asked++;
-      let json: unknown;
-      try {
-        json = await get(path);
-      } catch {
-        report.failed++;
-        continue; // asked again next poll
-      }
-      const parsed = parseOrders(json, { chain: boost.chain, token: boost.token, now: now(), source });
+      const parsed = await read(
+        path,
+        (json) => parseOrders(json, { chain: boost.chain, token: boost.token, now: now(), source }),
+        report,
+      );
+      if (parsed === undefined) continue; // not answered: asked again next poll
       answered.push([key, boost.totalAmount]);
-      if ('error' in parsed) {
-        reportProblems(path, [{ index: 0, message: parsed.error }]);
-        report.refused++;
-        continue;
-      }
-      reportProblems(path, parsed.problems);
-      report.refused += parsed.problems.length;
+      if (!parsed) continue;
       for (const entry of parsed.entries) {
         const event = promotionEvent(entry);
         if (published.has(event.id) || events.some((e) => e.id === event.id)) continue;
