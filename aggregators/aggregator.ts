@@ -248,7 +248,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     for (;;) {
       processAvailable();
       if (!held || held.value === null || !eviction) return;
-      await eviction.reload(eviction.wanted(held.value));
+      const keys = eviction.wanted(held.value);
+      // Back already: processAvailable stopped for a flush (pending full or overdue), not for them.
+      if (keys.length === 0) return;
+      await eviction.reload(keys);
     }
   }
 

@@ -11,6 +11,7 @@ import { createContext, type Context } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
+import type { TokenEvent } from '../core/topics.ts';
 import { createStore } from '../clickhouse/store.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
 import type { ClickHouseClient } from '../clickhouse/client.ts';
@@ -22,6 +23,7 @@ import { makeScenario, produceScenario, T0, type Scenario } from './fixtures/agg
 import { dumpTables } from './fixtures/aggregator-dump.ts';
 
 const HOUR = 3_600_000;
+const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The aggregator scenario with two thirds of the tokens silent from hour 12: their later inputs
@@ -116,5 +118,64 @@ describe('aggregator eviction (embedded log + chDB)', function () {
 
     await runReplay(ctx, { log, store, output: null });
     assert.deepEqual(evicting, await dumpTables(client));
+  });
+
+  it('live, with trades due at once and a reload slower than that, brings an evicted token back for its trade', async () => {
+    await store.truncateDerived();
+    const liveDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-evict-live-'));
+    const liveCtx = createContext(
+      loadConfig({ SPOT_DATA_DIR: liveDir, SPOT_LOG_LEVEL: 'silent' }),
+      createLogger('silent'),
+    );
+    const liveLog = createEmbeddedLog(liveCtx, { path: path.join(liveDir, 'log.sqlite'), retentionIntervalMs: 0 });
+    const scenario = withIdleTokens(makeScenario(7, 3000));
+    const split = T0 + 62 * HOUR;
+    const real = createEvictedTokenStore(client);
+    // A reload slower than tradesEveryMs: the held message's trades fall due while it waits.
+    const slow = { ...real, read: async (keys: string[]) => (await sleepMs(5), real.read(keys)) };
+    const options = { log: liveLog, store, name: 'evicting-live', maxBatch: 200, snapshotEveryMessages: 100 };
+    try {
+      await produceScenario(liveLog, inputsBefore(scenario, split));
+      const first = createAggregator(liveCtx, { ...options, evictedStore: real });
+      await first.start();
+      await first.drain();
+      await first.stop();
+      const rows = await client.query({
+        query: 'SELECT token FROM spot.aggregator_evicted FINAL',
+        format: 'JSONEachRow',
+      });
+      const evicted = new Set((await rows.json<{ token: string }>()).map((r) => r.token));
+      const swap = scenario.swaps.find(
+        (s) => s.blockTime < split && evicted.has(tokenKey(s.chain, normalizeAddress(s.chain, s.token))),
+      );
+      assert.ok(swap, 'a token left memory');
+
+      const second = createAggregator(liveCtx, { ...options, evictedStore: slow, tradesEveryMs: 1 });
+      await second.start();
+      await second.drain();
+      // 31 messages of a token in memory, then the evicted token's trade, held for its reload.
+      const at = split + HOUR;
+      const events: TokenEvent[] = Array.from({ length: 31 }, (_, i) => ({
+        id: `${swap.chain}:held-${i}:0`,
+        chain: swap.chain,
+        transactionHash: `held-${i}`,
+        eventIndex: 0,
+        blockNumber: swap.blockNumber,
+        blockTime: at,
+        kind: 'balance',
+        token: swap.chain === 'solana' ? 'HeLdTokenInMemory1111111111111111111111111' : `0x${'ab'.repeat(20)}`,
+        owner: swap.trader,
+        amount: String(i + 1),
+      }));
+      const late = { ...swap, id: `${swap.chain}:held-swap:0`, transactionHash: 'held-swap', blockTime: at + 1000 };
+      await produceScenario(liveLog, { ...scenario, swaps: [late], events });
+      await second.drain();
+      await second.stop();
+      assert.ok(liveCtx.metrics.get('aggregator.tokens_reloaded') > 0, 'the evicted token came back');
+      assert.equal(second.processed(), first.processed() + 32);
+    } finally {
+      await liveLog.close();
+      fs.rmSync(liveDir, { recursive: true, force: true });
+    }
   });
 });

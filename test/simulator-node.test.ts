@@ -17,6 +17,7 @@ import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { createAddressSource } from '../ingest/simulator/addresses.ts';
 import { createMarket } from '../ingest/simulator/model.ts';
 import { startSimulatorNode } from '../ingest/simulator/node.ts';
+import { createSolanaNodeChain, NodeFault } from '../ingest/simulator/node-chains.ts';
 import { createSimulatorPipeline } from '../ingest/simulator/pipeline.ts';
 import { readSimulatorState, SIMULATOR_LABELS_FILE } from '../ingest/simulator/runner.ts';
 
@@ -252,5 +253,40 @@ describe('simulator node', function () {
     } finally {
       await node.close();
     }
+  });
+});
+
+describe('simulator node: what a Solana chain keeps', () => {
+  it('drops the transactions of slots its reader acknowledged and answers them as cleaned up; headers stay', () => {
+    const start = Date.UTC(2026, 0, 5, 12);
+    const chain = createSolanaNodeChain({ seed: 'prune-test', start });
+    const first = chain.first;
+    const record = (slot: number) =>
+      ({
+        kind: 'solana',
+        chain: 'solana',
+        transaction: {
+          slot,
+          blockTime: Math.floor(start / 1000),
+          meta: null,
+          transaction: { signatures: [`sig${slot}`] },
+        },
+      }) as unknown as Parameters<typeof chain.append>[0];
+    for (let slot = first; slot < first + 10; slot++) chain.append(record(slot));
+    chain.seal(start + 60_000);
+    const full = (slot: number) =>
+      chain.call('getBlock', [slot, { transactionDetails: 'full', maxSupportedTransactionVersion: 0 }]) as {
+        transactions: unknown[];
+      };
+    assert.equal(full(first + 4).transactions.length, 1);
+
+    chain.acknowledge(first + 4);
+    assert.throws(
+      () => full(first + 4),
+      (error: NodeFault) => error.code === -32001,
+    );
+    const header = chain.call('getBlock', [first + 4, { transactionDetails: 'none' }]) as { blockhash: string };
+    assert.equal(typeof header.blockhash, 'string');
+    assert.equal(full(first + 5).transactions.length, 1, 'a slot not processed yet keeps its transactions');
   });
 });

@@ -35,8 +35,10 @@ export interface NodeChain {
   readonly tip: number;
   /** First block (slot) this node serves: where a reader without a cursor starts. */
   readonly first: number;
-  /** Highest block (slot) a reader has shown it moved past (it asked for what follows): blocks far below are dropped. */
+  /** Highest block (slot) its reader processed (its saved cursor, or what it asked past): older data is dropped. */
   readonly acknowledged: number;
+  /** The reader processed up to `height`: blocks far below it are dropped (Solana: their transactions at once). */
+  acknowledge(height: number): void;
   append(record: ChainRecord): void;
   /** Seals every block before the one holding `until` (event time, ms); returns the new tip. */
   seal(until: number): number;
@@ -47,6 +49,7 @@ export interface NodeChain {
   notifications(method: string, previousTip: number): unknown[];
 }
 
+/** Blocks kept below the acknowledged one, for a reader tracing a fork (Solana: headers only). */
 const FORK_WINDOW = 256;
 /** The market sets itself up (exchange wallets, their labels and funding) a minute before its start: served too. */
 const SETUP_LEAD_MS = 120_000;
@@ -92,11 +95,22 @@ export function createSolanaNodeChain(options: { seed: string; start: number; an
   let tip = floor;
   let acknowledged = floor;
 
-  function prune(): void {
+  /** Slots up to here hold headers only: a full getBlock answers "cleaned up", as a pruned node does. */
+  let cleanedUpTo = floor;
+
+  // At mainnet volume a slot holds ~500 transactions: the window's full blocks were ~450 MB (heap
+  // profile), while a reader tracing a fork asks them with transactionDetails none.
+  function acknowledge(height: number): void {
+    if (height <= acknowledged) return;
+    acknowledged = height;
     const keepFrom = acknowledged - FORK_WINDOW;
     let drop = 0;
     while (drop < order.length && order[drop]! < keepFrom) blocks.delete(order[drop++]!);
     if (drop > 0) order = order.slice(drop);
+    for (let i = 0; i < order.length && order[i]! <= acknowledged; i++) {
+      if (order[i]! > cleanedUpTo) blocks.get(order[i]!)!.transactions = [];
+    }
+    cleanedUpTo = acknowledged;
   }
 
   return {
@@ -108,6 +122,7 @@ export function createSolanaNodeChain(options: { seed: string; start: number; an
     get acknowledged() {
       return acknowledged;
     },
+    acknowledge,
     append(record) {
       if (record.kind !== 'solana') throw new TypeError(`a ${record.kind} record on solana`);
       const { slot: wanted, blockTime, ...entry } = record.transaction;
@@ -152,10 +167,7 @@ export function createSolanaNodeChain(options: { seed: string; start: number; an
             params[1] === undefined || typeof params[1] === 'object' ? tip : quantity(params[1], 'end slot'),
             tip,
           );
-          if (from - 1 > acknowledged) {
-            acknowledged = from - 1;
-            prune();
-          }
+          acknowledge(from - 1);
           return order.filter((slot) => slot >= from && slot <= to);
         }
         case 'getBlock': {
@@ -169,6 +181,11 @@ export function createSolanaNodeChain(options: { seed: string; start: number; an
             const { transactions: _omitted, ...header } = block;
             return header;
           }
+          if (slot <= cleanedUpTo)
+            throw new NodeFault(
+              -32001,
+              `Block ${slot} cleaned up, does not exist on node. First available block: ${cleanedUpTo + 1}`,
+            );
           return block;
         }
         case 'getHealth':
@@ -223,7 +240,9 @@ export function createEvmNodeChain(options: {
   let last = floor;
   let pruned = floor;
 
-  function prune(): void {
+  function acknowledge(height: number): void {
+    if (height <= acknowledged) return;
+    acknowledged = height;
     for (let n = pruned; n < acknowledged - FORK_WINDOW; n++) {
       for (const tx of blocks.get(n) ?? []) receipts.delete(tx.hash);
       blocks.delete(n);
@@ -281,10 +300,7 @@ export function createEvmNodeChain(options: {
   function logs(filter: LogFilter) {
     const from = blockTag(filter.fromBlock);
     const to = Math.min(blockTag(filter.toBlock), tip);
-    if (from - 1 > acknowledged) {
-      acknowledged = from - 1;
-      prune();
-    }
+    acknowledge(from - 1);
     const addresses = filter.address === undefined ? null : [filter.address].flat().map((a) => a.toLowerCase());
     const out = [];
     for (let n = from; n <= to; n++) {
@@ -352,6 +368,7 @@ export function createEvmNodeChain(options: {
     get acknowledged() {
       return acknowledged;
     },
+    acknowledge,
     append(record) {
       if (record.kind !== 'evm') throw new TypeError(`a ${record.kind} record on ${chain}`);
       for (const token of record.tokens) tokens.set(token.address.toLowerCase(), token);
