@@ -72,4 +72,45 @@ describe('embedded log WAL checkpoints', () => {
         [...list].sort((a, b) => a - b),
       );
   });
+
+  it('keeps the WAL file bounded under a writer that never pauses', async () => {
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir }), createLogger('fatal'));
+    const file = path.join(dir, 'steady.sqlite');
+    const walLimit = 4 << 20;
+    const log = createEmbeddedLog(ctx, {
+      path: file,
+      checkpointAfter: 256 << 10,
+      walLimit,
+      retentionIntervalMs: 0,
+    });
+    await log.ensureTopics([
+      { name: 'bulk', partitions: 4, compacted: false },
+      { name: 'latest', partitions: 4, compacted: true },
+    ]);
+    // Appends at a steady pace, as ingest does at mainnet rate: each checkpoint finishes behind
+    // the writer, so without the truncation SQLite never restarts the WAL.
+    const payload = 'y'.repeat(2000);
+    let largestWal = 0;
+    for (let round = 0; round < 1024; round++) {
+      const messages = Array.from({ length: 16 }, (_, j) => ({
+        key: `k${(round * 16 + j) % 500}`,
+        value: `${round}:${j}:${payload}`,
+        timestamp: round,
+      }));
+      await log.produce('bulk', messages);
+      await log.produce('latest', messages);
+      largestWal = Math.max(largestWal, fs.statSync(`${file}-wal`).size);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const walAtEnd = fs.statSync(`${file}-wal`).size;
+    await log.close();
+    // The limit plus what one catch-up pass lets in: far below the 64+ MiB written.
+    assert.ok(largestWal < 6 * walLimit, `largest WAL ${largestWal} bytes`);
+    assert.ok(walAtEnd < 6 * walLimit, `WAL at end ${walAtEnd} bytes`);
+    const reopened = createEmbeddedLog(ctx, { path: file, readonly: true });
+    let count = 0;
+    await reopened.readToEnd('bulk', () => count++);
+    await reopened.close();
+    assert.equal(count, 1024 * 16);
+  });
 });

@@ -28,6 +28,8 @@ export interface StoreOptions {
   synchronous?: 'normal' | 'full';
   /** Appended key and value UTF-16 units between WAL checkpoints (default 32 Mi). */
   checkpointAfter?: number;
+  /** WAL bytes past which a checkpoint also restarts and truncates the WAL (default 256 MiB). */
+  walLimit?: number;
 }
 
 const SCHEMA = `
@@ -63,13 +65,20 @@ const MAX_BATCH_RECORDS = 1000;
 /** Bytes appended (UTF-16 units of keys and values) after which the WAL is checkpointed. */
 const CHECKPOINT_AFTER = 32 << 20;
 
+/** WAL size at which the checkpoint worker truncates the WAL (see the worker below). */
+const WAL_LIMIT = 256 << 20;
+
 // The checkpoint worker: its own connection to the file, one PASSIVE checkpoint per request
-// (writers keep appending meanwhile), the fsyncs included.
+// (writers keep appending meanwhile), the fsyncs included. Under a steady writer a PASSIVE
+// checkpoint never reaches the WAL's end, so SQLite never restarts the WAL and the file grows
+// without bound (measured: 7 GB in 4 min at 2,000 swaps/s). Past walLimit a second PASSIVE pass
+// catches up on what came in meanwhile, then TRUNCATE holds writers only for the remainder.
 const CHECKPOINT_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
+const pageSize = db.pragma('page_size', { simple: true });
 parentPort.on('message', (message) => {
   if (message === 'close') {
     db.close();
@@ -77,7 +86,11 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (passive.log * pageSize > workerData.walLimit) {
+      db.pragma('wal_checkpoint(PASSIVE)');
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    }
     parentPort.postMessage(null);
   } catch (error) {
     parentPort.postMessage(String(error && error.message || error));
@@ -91,7 +104,7 @@ parentPort.on('message', (message) => {
  * synchronous=NORMAL). Started on first need; on any worker failure the writer's own
  * autocheckpoint is switched back on.
  */
-function createCheckpointer(db: Database.Database, file: string, checkpointAfter: number) {
+function createCheckpointer(db: Database.Database, file: string, checkpointAfter: number, walLimit: number) {
   let worker: Worker | null = null;
   let failed = false;
   let running = false;
@@ -112,7 +125,7 @@ function createCheckpointer(db: Database.Database, file: string, checkpointAfter
         worker = new Worker(CHECKPOINT_WORKER, {
           eval: true,
           execArgv: [],
-          workerData: { module: createRequire(import.meta.url).resolve('better-sqlite3'), path: file },
+          workerData: { module: createRequire(import.meta.url).resolve('better-sqlite3'), path: file, walLimit },
         });
       } catch {
         return fallBack();
@@ -257,7 +270,7 @@ export function openStore(options: StoreOptions) {
   }
   const checkpointer = options.readonly
     ? null
-    : createCheckpointer(db, options.path, options.checkpointAfter ?? CHECKPOINT_AFTER);
+    : createCheckpointer(db, options.path, options.checkpointAfter ?? CHECKPOINT_AFTER, options.walLimit ?? WAL_LIMIT);
 
   function commitInMemory(group: string, positions: CommitPosition[]): void {
     for (const p of positions) {

@@ -22,6 +22,8 @@ export interface EmbeddedLogOptions {
   pollMs?: number;
   /** Appended key and value UTF-16 units between WAL checkpoints, which run on a worker thread (default 32 Mi). */
   checkpointAfter?: number;
+  /** WAL bytes past which a checkpoint also truncates the WAL, so a steady writer cannot grow it without bound (default 256 MiB). */
+  walLimit?: number;
   /** How often retention runs on non-compacted topics, ms (default 60 s; 0 disables). */
   retentionIntervalMs?: number;
 }
