@@ -3,7 +3,7 @@
 // the main thread. It reads the embedded log through a read-only connection (appends wake it
 // through the log's BroadcastChannel) and reaches chDB, which binds one data dir per process,
 // through the main thread's SQL endpoint on loopback (cold reads only: hot views are in this thread).
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError, type Config } from '../core/config.ts';
@@ -43,6 +43,16 @@ const LOOP_REPORT_MS = 30_000;
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 loopDelay.enable();
 let lastUtilization = performance.eventLoopUtilization();
+// This thread's GC pauses: what its event loop may stop for beside the work it does.
+const gcPauses = { count: 0, totalMs: 0, maxMs: 0 };
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcPauses.count++;
+    gcPauses.totalMs += entry.duration;
+    if (entry.duration > gcPauses.maxMs) gcPauses.maxMs = entry.duration;
+  }
+});
+gcObserver.observe({ entryTypes: ['gc'] });
 const loopReport = setInterval(() => {
   const utilization = performance.eventLoopUtilization(lastUtilization);
   lastUtilization = performance.eventLoopUtilization();
@@ -54,10 +64,12 @@ const loopReport = setInterval(() => {
       utilization: Math.round(utilization.utilization * 1000) / 1000,
       // This thread's own V8 heap (process RSS covers every thread): what the hot views cost.
       heapMB: Math.round(getHeapStatistics().used_heap_size / 1e6),
+      gc: { count: gcPauses.count, totalMs: Math.round(gcPauses.totalMs), maxMs: Math.round(gcPauses.maxMs) },
     },
     'serving thread event loop',
   );
   loopDelay.reset();
+  gcPauses.count = gcPauses.totalMs = gcPauses.maxMs = 0;
 }, LOOP_REPORT_MS);
 loopReport.unref();
 

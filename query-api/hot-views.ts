@@ -287,7 +287,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         group: uniqueGroup('state'),
         topics: [TOPICS.tokens.name, TOPICS.candles.name],
         start: 'earliest',
-        maxBatchSize: 5000,
+        // One batch is one synchronous slice of this thread (a candle message parses and packs ~10 KB).
+        maxBatchSize: 1000,
       });
       consumers.push(compacted);
       compacted

@@ -13,6 +13,12 @@ import type { Notifier } from './notifier.ts';
 
 const DEFAULT_MAX_BATCH = 1000;
 const COMMIT_EVERY_MS = 100;
+/**
+ * Batches handled back to back yield to the event loop once they have held it this long: a
+ * handler is synchronous work, so a pass over many partitions would otherwise keep the thread's
+ * requests and timers waiting for the whole pass (the serving thread's p99).
+ */
+const YIELD_AFTER_MS = 4;
 
 interface Member {
   id: number;
@@ -185,8 +191,14 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
       let delivered = false;
       // End offsets per topic, read once a pass (after `seen`): partitions with nothing new cost no fetch.
       const ends = new Map<string, Map<number, number>>();
+      let sliceStart = performance.now();
       for (const [key, tp] of owned) {
         if (stopping) break;
+        if (performance.now() - sliceStart >= YIELD_AFTER_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
+          if (stopping || !owned.has(key)) continue;
+        }
         const seekTo = pendingSeeks.get(key);
         if (seekTo !== undefined) {
           tp.position = seekTo;

@@ -22,13 +22,16 @@ export interface EmbeddedLogOptions {
   pollMs?: number;
   /** Appended key and value UTF-16 units between WAL checkpoints, which run on a worker thread (default 32 Mi). */
   checkpointAfter?: number;
-  /** WAL bytes past which a checkpoint also truncates the WAL, so a steady writer cannot grow it without bound (default 256 MiB). */
+  /** WAL bytes past which a checkpoint also truncates the WAL, so a steady writer cannot grow it without bound (default 512 MiB). */
   walLimit?: number;
   /** How often retention runs on non-compacted topics, ms (default 60 s; 0 disables). */
   retentionIntervalMs?: number;
 }
 
 const READ_CHUNK = 5000;
+
+/** Appends tried while the file stays busy (each after the 5 s busy timeout, then a pause). */
+const BUSY_ATTEMPTS = 5;
 
 export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): EventLog {
   const logger = ctx.logger.child({ component: 'eventlog', transport: 'embedded' });
@@ -80,7 +83,19 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
     async produce(topic, messages) {
       if (closed) throw new Error('event log is closed');
       if (messages.length === 0) return;
-      store.append(topicFor(topic), messages);
+      const meta = topicFor(topic);
+      // The file stays locked past the busy timeout only while a checkpoint or another process
+      // holds it: waited out here, off the event loop, rather than failing the producer.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          store.append(meta, messages);
+          break;
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= BUSY_ATTEMPTS || closed) throw error;
+          logger.warn({ topic, attempt }, 'event log file busy; retrying the append');
+          await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+        }
+      }
       ctx.metrics.inc('eventlog.produced', messages.length);
       notifier.notify();
     },
