@@ -48,6 +48,8 @@ export interface AggregatorOptions {
   /** Called after every flush, once the batch's topics are published and its rows handed to the store writer. */
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
   /** Called once a snapshot's file is on disk (it is written while processing goes on). */
+  /** Called once when the aggregator stops on an error (it processes nothing further). */
+  onFailure?: (error: Error) => void;
   onSnapshot?: (info: { processed: number }) => void;
   /** Distributed: token state partitioned by input partition (aggregators/ownership.ts). */
   partitioned?: PartitionedHooks;
@@ -496,6 +498,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     failure = error instanceof Error ? error : new Error(String(error));
     sinks.stop();
     logger.error({ err: failure }, 'aggregator failed');
+    options.onFailure?.(failure);
   }
 
   function cancelScheduledFlush(): void {

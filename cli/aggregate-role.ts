@@ -35,6 +35,7 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
       snapshotEveryMs: ctx.config.aggregateSnapshotMs,
       evictedStore: createEvictedTokenStore(client),
       flushAfterMs: ctx.config.storeFlushMs,
+      onFailure: (error) => runtime.fail('aggregator', error),
     });
     await aggregator.start();
     runtime.add({ name: 'aggregator', stop: () => aggregator.stop() });
@@ -55,6 +56,7 @@ export async function startAggregator(runtime: Runtime, name = 'default'): Promi
     snapshotEveryMs: ctx.config.aggregateSnapshotMs,
     flushAfterMs: ctx.config.storeFlushMs,
     partitioned: ownership.hooks,
+    onFailure: (error) => runtime.fail('aggregator', error),
   });
   await ownership.start();
   runtime.add({ name: 'aggregator-ownership', stop: () => ownership.stop() });

@@ -50,6 +50,13 @@ export interface Runtime {
   /** Serves the ops endpoints on SPOT_METRICS_PORT when set (roles without a REST port). */
   serveMetricsPort(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * A part that cannot go on (a fatal error inward): the process shuts down in order and exits 1,
+   * so a supervisor restarts it from its snapshot and the log instead of it serving stale state.
+   */
+  fail(part: string, error: Error): void;
+  /** Resolves with the first failure reported through fail(). */
+  readonly failed: Promise<{ part: string; error: Error }>;
 }
 
 export interface RuntimeOptions {
@@ -88,8 +95,14 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
   let ops: Ops | null = null;
   let stopping: Promise<void> | null = null;
 
+  let reportFailure!: (failure: { part: string; error: Error }) => void;
+  const failed = new Promise<{ part: string; error: Error }>((resolve) => (reportFailure = resolve));
   const runtime: Runtime = {
     ctx,
+    failed,
+    fail(part, error) {
+      reportFailure({ part, error });
+    },
     endpoints: {},
     log,
     parts,
@@ -181,5 +194,17 @@ export function waitForShutdown(runtime: Runtime): Promise<number> {
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    void runtime.failed.then(({ part, error }) => {
+      if (signalled) return;
+      signalled = true;
+      runtime.ctx.logger.fatal(
+        { part, err: error },
+        'a part failed: shutting down (exit 1) to restart from the snapshot',
+      );
+      runtime.stop().then(
+        () => resolve(1),
+        () => resolve(1),
+      );
+    });
   });
 }

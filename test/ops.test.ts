@@ -16,6 +16,7 @@ import { createMetrics } from '../core/metrics.ts';
 import { createClickHouseClient } from '../clickhouse/client.ts';
 import { createStore } from '../clickhouse/store.ts';
 import { createOps } from '../query-api/ops-routes.ts';
+import { createRuntime, waitForShutdown } from '../cli/runtime.ts';
 import { freePort, waitFor } from './helpers/ports.ts';
 
 const KEY = 'ops-test-key-0001';
@@ -386,5 +387,24 @@ describe('operations: log format', () => {
       },
     );
     assert.equal(loadConfig({}).logFormat, 'auto');
+  });
+});
+
+describe('operations: a part that fails', () => {
+  it('shuts the runtime down in order and exits 1 (a supervisor restarts it from its snapshot)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-fail-'));
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
+    const runtime = await createRuntime(ctx);
+    const stopped: string[] = [];
+    runtime.add({ name: 'aggregator', stop: async () => void stopped.push('aggregator') });
+    runtime.add({ name: 'serving', stop: async () => void stopped.push('serving') });
+    try {
+      const exitCode = waitForShutdown(runtime);
+      runtime.fail('aggregator', new Error('database is locked'));
+      assert.equal(await exitCode, 1);
+      assert.deepEqual(stopped, ['serving', 'aggregator']);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
