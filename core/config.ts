@@ -58,6 +58,8 @@ export interface Config {
    */
   storeFlushMs: number;
   ingestNice: number;
+  /** Hours the embedded log keeps its raw and trade topics (default 168; Kafka: the topics' retention.ms). */
+  logRetentionHours: number;
   /** Port of /metrics, /healthz, /readyz for roles without a REST port (ingest, aggregate); null: none. */
   metricsPort: number | null;
   /** /readyz answers 503 while a consumer group of the process is more than this many messages behind. */
@@ -350,6 +352,12 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
       return value;
     },
   },
+  logRetentionHours: numberSetting(
+    'SPOT_LOG_RETENTION_HOURS',
+    168,
+    1,
+    "hours the embedded log keeps `spot.swaps.v1`, `spot.token-events.v1` and `spot.trades.v1` (what `spot replay` rebuilds from and stream resume reads; ~25 GB an hour at 2,000 swaps/s, docs/performance.md); on Kafka the topics' `retention.ms` decides",
+  ),
   storeFlushMs: numberSetting(
     'SPOT_STORE_FLUSH_MS',
     1000,

@@ -520,7 +520,10 @@ describe('event log internals', () => {
       const short = store.lookup('kept-short')!;
       const state = store.lookup('state')!;
       assert.equal(store.applyRetention(short, Date.now()), 0);
-      assert.ok(store.applyRetention(short, Date.now() + 61_000) > 0);
+      // SPOT_LOG_RETENTION_HOURS caps a topic's own retention, never extends it.
+      assert.equal(store.applyRetention(short, Date.now() + 20_000, 30_000), 0);
+      assert.equal(store.applyRetention(short, Date.now() + 20_000, 3_600_000), 0);
+      assert.ok(store.applyRetention(short, Date.now() + 31_000, 30_000) > 0);
       assert.equal(store.applyRetention(state, Date.now() + 61_000), 0);
       assert.deepEqual(
         [0, 1].map((p) => store.fetch(short, p, 0, 100).length),

@@ -440,11 +440,12 @@ export function openStore(options: StoreOptions) {
      * Drops whole batches of a non-compacted topic appended longer than its retention ago. By
      * append time, not message time, so a replay of old events is not dropped as it lands.
      */
-    applyRetention(topic: TopicMeta, now: number): number {
+    applyRetention(topic: TopicMeta, now: number, maxRetentionMs = Number.POSITIVE_INFINITY): number {
       if (topic.compacted || topic.retentionMs === null) return 0;
+      const retentionMs = Math.min(topic.retentionMs, maxRetentionMs);
       let deleted = 0;
       for (let partition = 0; partition < topic.partitions; partition++) {
-        deleted += sql.deleteAppendedBefore.run(topic.id, partition, now - topic.retentionMs).changes;
+        deleted += sql.deleteAppendedBefore.run(topic.id, partition, now - retentionMs).changes;
       }
       return deleted;
     },

@@ -24,6 +24,8 @@ export interface EmbeddedLogOptions {
   checkpointAfter?: number;
   /** WAL bytes past which a checkpoint also truncates the WAL, so a steady writer cannot grow it without bound (default 512 MiB). */
   walLimit?: number;
+  /** Caps every non-compacted topic's retention, ms (SPOT_LOG_RETENTION_HOURS; default: each topic's own). */
+  maxRetentionMs?: number;
   /** How often retention runs on non-compacted topics, ms (default 60 s; 0 disables). */
   retentionIntervalMs?: number;
 }
@@ -56,7 +58,7 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
       : setInterval(() => {
           try {
             for (const name of store.topicNames()) {
-              const deleted = store.applyRetention(store.lookup(name)!, Date.now());
+              const deleted = store.applyRetention(store.lookup(name)!, Date.now(), options.maxRetentionMs);
               if (deleted > 0) logger.debug({ topic: name, deleted }, 'retention dropped old record batches');
             }
           } catch (error) {

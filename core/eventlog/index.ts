@@ -15,5 +15,8 @@ export function embeddedLogPath(dataDir: string): string {
 
 export function createEventLog(ctx: Context): EventLog {
   if (ctx.config.kafkaBrokers) return createKafkaLog(ctx, { brokers: ctx.config.kafkaBrokers });
-  return createEmbeddedLog(ctx, { path: embeddedLogPath(ctx.config.dataDir) });
+  return createEmbeddedLog(ctx, {
+    path: embeddedLogPath(ctx.config.dataDir),
+    maxRetentionMs: ctx.config.logRetentionHours * 3_600_000,
+  });
 }
