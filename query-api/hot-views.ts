@@ -20,6 +20,7 @@ import {
   type Token,
 } from '../core/schemas.ts';
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
+import { createSlicer } from '../core/slices.ts';
 import { compareNewestFirst } from './cursor.ts';
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
 import { createTokenPacker, type TokenEntry } from './token-pack.ts';
@@ -275,9 +276,11 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       consumers.push(trades);
       trades
         .run(async (batch) => {
+          const slicer = createSlicer();
           for (const message of batch.messages) {
             const value = parse(message) as PricedTradeMessage | null;
             if (value?.trade) applyTrade(value);
+            if (slicer.due()) await slicer.pause();
           }
           ctx.metrics.batchConsumed('hot-views-trades', batch, 'trades');
         })
@@ -293,11 +296,15 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       consumers.push(compacted);
       compacted
         .run(async (batch) => {
+          // A token version is packed (deflated) as it lands: ~50 µs each, so a batch is sliced.
+          const slicer = createSlicer();
           for (const message of batch.messages) {
             const value = parse(message);
-            if (value === null || typeof value !== 'object') continue;
-            if (batch.topic === TOPICS.tokens.name) applyToken(value as Token);
-            else applyCandles(value as CandleUpdateMessage);
+            if (value !== null && typeof value === 'object') {
+              if (batch.topic === TOPICS.tokens.name) applyToken(value as Token);
+              else applyCandles(value as CandleUpdateMessage);
+            }
+            if (slicer.due()) await slicer.pause();
           }
           const last = batch.messages[batch.messages.length - 1];
           ctx.metrics.batchConsumed(

@@ -5,6 +5,7 @@ import { canonicalAddress, isAddressOf, isChain, looksLikeAddress, tradeId } fro
 import { Token, Trade, Candle, TradePage, DiscoveryRequest, ErrorEnvelope, DiscoveryItem } from '../core/schemas.ts';
 import { loadConfig, ConfigError } from '../core/config.ts';
 import { TOPICS, assertTopicValue } from '../core/topics.ts';
+import { createSlicer } from '../core/slices.ts';
 import { sampleToken, sampleTrade } from './fixtures/spec-samples.ts';
 
 describe('core/decimal', () => {
@@ -171,5 +172,23 @@ describe('core/config', () => {
     assert.throws(() => loadConfig({ SPOT_LOG_LEVEL: 'loud' }), /SPOT_LOG_LEVEL/);
     assert.throws(() => loadConfig({ SPOT_API_KEYS: 'short' }), /SPOT_API_KEYS/);
     assert.deepEqual(loadConfig({ SPOT_KAFKA_BROKERS: 'a:9092, b:9093' }).kafkaBrokers, ['a:9092', 'b:9093']);
+  });
+});
+
+describe('core/slices', () => {
+  it('lets timers and other callbacks run in the middle of a long sliced loop', async () => {
+    const slicer = createSlicer(2);
+    let timerFiredAt = -1;
+    setTimeout(() => (timerFiredAt = done), 0);
+    const answered = new Promise<number>((resolve) => setImmediate(() => resolve(done)));
+    let done = 0;
+    const until = performance.now() + 60;
+    while (performance.now() < until) {
+      done++;
+      if (slicer.due()) await slicer.pause();
+    }
+    // Both ran while the loop still had work, not after its 60 ms.
+    assert.ok(timerFiredAt >= 0 && timerFiredAt < done, `timer at ${timerFiredAt} of ${done}`);
+    assert.ok((await answered) < done);
   });
 });

@@ -7,18 +7,13 @@
 // commits were ~80% of the log's write transactions), and at once when a partition is released,
 // committed() is read or the consumer stops.
 import type { Logger } from '../logger.ts';
+import { createSlicer } from '../slices.ts';
 import type { Batch, Consumer, ConsumerOptions, TopicPartition } from './types.ts';
 import type { CommitPosition, EmbeddedStore, TopicMeta } from './embedded-store.ts';
 import type { Notifier } from './notifier.ts';
 
 const DEFAULT_MAX_BATCH = 1000;
 const COMMIT_EVERY_MS = 100;
-/**
- * Batches handled back to back yield to the event loop once they have held it this long: a
- * handler is synchronous work, so a pass over many partitions would otherwise keep the thread's
- * requests and timers waiting for the whole pass (the serving thread's p99).
- */
-const YIELD_AFTER_MS = 4;
 
 interface Member {
   id: number;
@@ -191,12 +186,12 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
       let delivered = false;
       // End offsets per topic, read once a pass (after `seen`): partitions with nothing new cost no fetch.
       const ends = new Map<string, Map<number, number>>();
-      let sliceStart = performance.now();
+      // Batches handled back to back would keep the thread's requests waiting for the whole pass.
+      const slicer = createSlicer();
       for (const [key, tp] of owned) {
         if (stopping) break;
-        if (performance.now() - sliceStart >= YIELD_AFTER_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          sliceStart = performance.now();
+        if (slicer.due()) {
+          await slicer.pause();
           if (stopping || !owned.has(key)) continue;
         }
         const seekTo = pendingSeeks.get(key);
