@@ -290,8 +290,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         group: uniqueGroup('state'),
         topics: [TOPICS.tokens.name, TOPICS.candles.name],
         start: 'earliest',
-        // One batch is one synchronous slice of this thread (a candle message parses and packs ~10 KB).
-        maxBatchSize: 1000,
+        // A batch's fetch is one synchronous read of this thread: candle messages are ~10 KB each.
+        maxBatchSize: 250,
       });
       consumers.push(compacted);
       compacted

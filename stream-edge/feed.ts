@@ -34,6 +34,8 @@ export function createLogFeed(
         group: deps.group ?? `stream-edge-${crypto.randomUUID()}`,
         topics: topics.map((t) => t.name),
         start: 'latest',
+        // A batch's fetch is one synchronous read of the serving thread (candle messages ~10 KB each).
+        maxBatchSize: 250,
       });
       try {
         for (const [topic, offsets] of ends) {
