@@ -103,9 +103,10 @@ export async function startEdge(runtime: Runtime, views?: HotViews): Promise<voi
  */
 export async function runRole(ctx: Context, start: (runtime: Runtime) => Promise<void>): Promise<number> {
   const runtime = await createRuntime(ctx);
-  const done = waitForShutdown(runtime);
+  const starting = start(runtime);
+  const done = waitForShutdown(runtime, starting);
   try {
-    await start(runtime);
+    await starting;
   } catch (error) {
     if (!(error instanceof ConfigError)) ctx.logger.fatal({ err: error }, 'start-up failed');
     await runtime.stop();

@@ -176,24 +176,39 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
   return runtime;
 }
 
-/** Runs until SIGINT/SIGTERM, then stops the runtime; a second signal exits at once. */
-export function waitForShutdown(runtime: Runtime): Promise<number> {
+/**
+ * Runs until SIGINT/SIGTERM, then stops the runtime; a second signal exits at once. A signal that
+ * lands while the roles are still starting waits for `started`: a part added after stop() ran would
+ * be left running (and a chain source publishing to a closed log keeps the process alive).
+ */
+export function waitForShutdown(
+  runtime: Runtime,
+  started: Promise<unknown> = Promise.resolve(),
+  signals: Pick<NodeJS.EventEmitter, 'once'> = process,
+): Promise<number> {
+  const afterStart = () =>
+    started.then(
+      () => undefined,
+      () => undefined,
+    );
   return new Promise((resolve) => {
     let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (signalled) process.exit(130);
       signalled = true;
       runtime.ctx.logger.info({ signal }, 'shutting down: stop intake, flush, commit, close');
-      runtime.stop().then(
-        () => resolve(0),
-        (error) => {
-          runtime.ctx.logger.error({ err: error }, 'shutdown failed');
-          resolve(1);
-        },
-      );
+      void afterStart()
+        .then(() => runtime.stop())
+        .then(
+          () => resolve(0),
+          (error) => {
+            runtime.ctx.logger.error({ err: error }, 'shutdown failed');
+            resolve(1);
+          },
+        );
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    signals.once('SIGINT', onSignal);
+    signals.once('SIGTERM', onSignal);
     void runtime.failed.then(({ part, error }) => {
       if (signalled) return;
       signalled = true;
@@ -201,10 +216,12 @@ export function waitForShutdown(runtime: Runtime): Promise<number> {
         { part, err: error },
         'a part failed: shutting down (exit 1) to restart from the snapshot',
       );
-      runtime.stop().then(
-        () => resolve(1),
-        () => resolve(1),
-      );
+      void afterStart()
+        .then(() => runtime.stop())
+        .then(
+          () => resolve(1),
+          () => resolve(1),
+        );
     });
   });
 }

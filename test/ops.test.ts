@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig } from '../core/config.ts';
@@ -399,10 +400,36 @@ describe('operations: a part that fails', () => {
     runtime.add({ name: 'aggregator', stop: async () => void stopped.push('aggregator') });
     runtime.add({ name: 'serving', stop: async () => void stopped.push('serving') });
     try {
-      const exitCode = waitForShutdown(runtime);
+      const exitCode = waitForShutdown(runtime, Promise.resolve(), new EventEmitter());
       runtime.fail('aggregator', new Error('database is locked'));
       assert.equal(await exitCode, 1);
       assert.deepEqual(stopped, ['serving', 'aggregator']);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('operations: a shutdown signal during start-up', () => {
+  it('waits for the roles to finish starting, then stops every part they added', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-early-signal-'));
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
+    const runtime = await createRuntime(ctx);
+    const stopped: string[] = [];
+    let finishStart!: () => void;
+    const starting = new Promise<void>((resolve) => (finishStart = resolve)).then(() =>
+      runtime.add({ name: 'ingest', stop: async () => void stopped.push('ingest') }),
+    );
+    try {
+      const signals = new EventEmitter();
+      const exitCode = waitForShutdown(runtime, starting, signals);
+      signals.emit('SIGTERM', 'SIGTERM');
+      // The signal came before the ingest part existed: it is stopped all the same once added.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(stopped, []);
+      finishStart();
+      assert.equal(await exitCode, 0);
+      assert.deepEqual(stopped, ['ingest']);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
