@@ -530,6 +530,36 @@ describe('market simulator', function () {
     }
   });
 
+  it('cuts a dense history into batches of at most historyChunkSwaps swaps (a batch is one synchronous step)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-'));
+    try {
+      const { batches, publisher } = collector();
+      const source = createSimulatorSource(testContext(dir), {
+        publisher,
+        seed: 5,
+        rate: 200,
+        warmHours: 10 / 60,
+        chains: ['solana'],
+        now: () => START,
+        historyRate: 50,
+        recentRate: 50,
+        // 5-minute batches at 50 swaps/s would be ~15,000 swaps each.
+        historyChunkMs: 300_000,
+        historyChunkSwaps: 2_000,
+        tickMs: 5,
+      });
+      await source.start();
+      await source.warmedUp;
+      await source.stop();
+      const sizes = batches.map((batch) => batch.swaps.length);
+      const total = sizes.reduce((a, b) => a + b, 0);
+      assert.ok(total > 20_000, `history of ${total} swaps`);
+      assert.ok(Math.max(...sizes) <= 2_600, `largest batch ${Math.max(...sizes)} swaps`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('warm-starts ten minutes of history on all five chains with graduations, deterministically, and resumes without a second warm start', async () => {
     const dirs = [
       fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-')),

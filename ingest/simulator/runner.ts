@@ -50,6 +50,8 @@ export interface SimulatorSourceOptions {
   tickMs?: number;
   /** Event time per history batch, ms; default 60 s. */
   historyChunkMs?: number;
+  /** Most swaps one history batch generates (its event time is cut to fit); default 20,000. */
+  historyChunkSwaps?: number;
   /** Where simulator.json lives; default ctx.config.dataDir. */
   dataDir?: string;
   /** Node mode: opens the chain node the market is served on, given the event time of its first records. */
@@ -107,6 +109,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
   const recentRate = Math.max(historyRate, options.recentRate ?? ctx.config.simRecentRate);
   const tickMs = options.tickMs ?? 50;
   const chunkMs = options.historyChunkMs ?? 60_000;
+  const chunkSwaps = options.historyChunkSwaps ?? 20_000;
   const seed = String(options.seed);
 
   let stopped = false;
@@ -220,7 +223,11 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     // with holders, so a fresh board would show no `graduating` token for minutes.
     const recentFrom = historyTo - historyFrom > HOUR_MS ? historyTo - HOUR_MS : historyTo;
     for (let at = historyFrom; at < historyTo && !stopped; ) {
-      at = Math.min(historyTo, at + chunkMs, at < recentFrom ? recentFrom : historyTo);
+      // A chunk is generated in one synchronous step and held (node mode: as blocks) until it is
+      // read, so it is bounded in swaps too: 5 minutes at 2,000 swaps/s ran the heap out.
+      const rate = at >= recentFrom ? recentRate : historyRate;
+      const span = Math.max(1000, Math.min(chunkMs, (chunkSwaps / rate) * 1000));
+      at = Math.min(historyTo, at + span, at < recentFrom ? recentFrom : historyTo);
       await publishUpTo(market, pipeline, at, at > recentFrom ? recentRate : historyRate);
       save();
       ctx.metrics.set('ingest.simulator.history_progress', (at - historyFrom) / (historyTo - historyFrom));
