@@ -48,9 +48,9 @@ export interface AggregatorOptions {
   /** Called after every flush, once the batch's topics are published and its rows handed to the store writer. */
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
   /** Called once a snapshot's file is on disk (it is written while processing goes on). */
+  onSnapshot?: (info: { processed: number }) => void;
   /** Called once when the aggregator stops on an error (it processes nothing further). */
   onFailure?: (error: Error) => void;
-  onSnapshot?: (info: { processed: number }) => void;
   /** Distributed: token state partitioned by input partition (aggregators/ownership.ts). */
   partitioned?: PartitionedHooks;
   /** Embedded: where idle tokens go when they leave memory (aggregators/eviction.ts); none keeps every token. */

@@ -186,26 +186,28 @@ export function waitForShutdown(
   started: Promise<unknown> = Promise.resolve(),
   signals: Pick<NodeJS.EventEmitter, 'once'> = process,
 ): Promise<number> {
-  const afterStart = () =>
-    started.then(
-      () => undefined,
-      () => undefined,
-    );
   return new Promise((resolve) => {
     let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) process.exit(130);
-      signalled = true;
-      runtime.ctx.logger.info({ signal }, 'shutting down: stop intake, flush, commit, close');
-      void afterStart()
+    /** Stops the runtime once start-up is over; resolves `exitCode`, or 1 when stopping fails. */
+    const shutdown = (exitCode: number) =>
+      void started
+        .then(
+          () => undefined,
+          () => undefined,
+        )
         .then(() => runtime.stop())
         .then(
-          () => resolve(0),
+          () => resolve(exitCode),
           (error) => {
             runtime.ctx.logger.error({ err: error }, 'shutdown failed');
             resolve(1);
           },
         );
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) process.exit(130);
+      signalled = true;
+      runtime.ctx.logger.info({ signal }, 'shutting down: stop intake, flush, commit, close');
+      shutdown(0);
     };
     signals.once('SIGINT', onSignal);
     signals.once('SIGTERM', onSignal);
@@ -216,12 +218,7 @@ export function waitForShutdown(
         { part, err: error },
         'a part failed: shutting down (exit 1) to restart from the snapshot',
       );
-      void afterStart()
-        .then(() => runtime.stop())
-        .then(
-          () => resolve(1),
-          () => resolve(1),
-        );
+      shutdown(1);
     });
   });
 }
