@@ -20,7 +20,7 @@ import {
   type Token,
 } from '../core/schemas.ts';
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
-import { createSlicer } from '../core/slices.ts';
+import { createSlicer, SLICE_MS } from '../core/slices.ts';
 import { compareNewestFirst } from './cursor.ts';
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
 import { createTokenPacker, type TokenEntry } from './token-pack.ts';
@@ -272,6 +272,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         topics: [TOPICS.trades.name],
         start: 'latest',
         maxBatchSize: 2000,
+        sliceMs: SLICE_MS,
       });
       consumers.push(trades);
       trades
@@ -292,6 +293,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         start: 'earliest',
         // A batch's fetch is one synchronous read of this thread: candle messages are ~10 KB each.
         maxBatchSize: 250,
+        sliceMs: SLICE_MS,
       });
       consumers.push(compacted);
       compacted

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { Context } from '../core/context.ts';
 import type { Consumer, EventLog } from '../core/eventlog/types.ts';
-import { createSlicer } from '../core/slices.ts';
+import { SLICE_MS } from '../core/slices.ts';
 import { TOPICS } from '../core/topics.ts';
 import type { Router } from './router.ts';
 
@@ -36,6 +36,7 @@ export function createLogFeed(
         start: 'latest',
         // A batch's fetch is one synchronous read of the serving thread (candle messages ~10 KB each).
         maxBatchSize: 250,
+        sliceMs: SLICE_MS,
       });
       try {
         for (const [topic, offsets] of ends) {
@@ -47,14 +48,12 @@ export function createLogFeed(
       }
       const router = deps.router;
       running = consumer.run(async (batch) => {
-        const slicer = createSlicer();
         for (const message of batch.messages) {
           try {
             router.routeValue(batch.topic, message.value, batch.partition, message.offset);
           } catch (error) {
             log.error({ err: error, topic: batch.topic, offset: message.offset }, 'routing a message failed');
           }
-          if (slicer.due()) await slicer.pause();
         }
         router.flushSoon(); // the consumer's other batches of this round join the same writes
         ctx.metrics.batchConsumed('stream-edge', batch);

@@ -186,11 +186,10 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
       let delivered = false;
       // End offsets per topic, read once a pass (after `seen`): partitions with nothing new cost no fetch.
       const ends = new Map<string, Map<number, number>>();
-      // Batches handled back to back would keep the thread's requests waiting for the whole pass.
-      const slicer = createSlicer();
+      const slicer = options.sliceMs === undefined ? null : createSlicer(options.sliceMs);
       for (const [key, tp] of owned) {
         if (stopping) break;
-        if (slicer.due()) {
+        if (slicer?.due()) {
           await slicer.pause();
           if (stopping || !owned.has(key)) continue;
         }

@@ -46,6 +46,12 @@ export interface ConsumerOptions {
   /** Upper bound of messages handed to one eachBatch call. */
   maxBatchSize?: number;
   /**
+   * Embedded: batches handled back to back give the event loop a turn once they have held it this
+   * long (core/slices.ts), for a thread that also answers requests. Unset: a pass runs through (a
+   * turn per batch doubled the swap → frame p99 of the in-process pipeline).
+   */
+  sliceMs?: number;
+  /**
    * Fetch gate: a partition is not fetched while this returns false (its handler still holds
    * enough of it, e.g. a merge waiting for other partitions). Embedded: asked before every fetch.
    * Kafka: asked after every batch; a partition it refuses is paused and resumed once it accepts.
