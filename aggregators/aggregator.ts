@@ -15,6 +15,7 @@ import { createMerger, type MergeItem } from './merge.ts';
 import { processedBelow, recordProcessed } from './positions.ts';
 import { newBatchOutput, type BatchOutput, type PartitionedHooks, type Processor } from './contracts.ts';
 import { createProcessor } from './process.ts';
+import { PARK_IDLE_MS, parkedState, tokenIn, tokensInMemory, unparkAll } from './parking.ts';
 import { createSinkWriter } from './sink-writer.ts';
 import { createEviction } from './eviction.ts';
 import { readSnapshot, serializeState, snapshotPath, writeSnapshotFile } from './snapshot.ts';
@@ -57,6 +58,8 @@ export interface AggregatorOptions {
   evictedStore?: EvictedTokenStore;
   /** Event time without input after which a token leaves memory (default 24 h). */
   evictIdleMs?: number;
+  /** Embedded: event time without input after which a token is kept serialised (default 10 min; aggregators/parking.ts). */
+  parkIdleMs?: number;
 }
 
 export interface Aggregator {
@@ -301,6 +304,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
     else scheduleViews();
     ctx.metrics.set('aggregator.processed', state.processed);
+    ctx.metrics.set('aggregator.tokens_in_memory', tokensInMemory(state));
+    ctx.metrics.set('aggregator.tokens_parked', state.parked?.size ?? 0);
+    ctx.metrics.set('aggregator.wallets_in_memory', state.wallets.size);
     reportForced();
     ctx.metrics.families.aggregatorMessages.inc(count);
     ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
@@ -387,7 +393,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     const more = () => built === 0 || deadline === Number.POSITIVE_INFINITY || performance.now() < deadline;
     while (pass.nextChanged < pass.changed.length && more()) {
       const key = pass.changed[pass.nextChanged++]!;
-      const t = state.tokens.get(key);
+      const t = tokenIn(state, key);
       if (!t) continue;
       const token = buildToken(t, state.wallets);
       tokens.push(token);
@@ -403,7 +409,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     while (pass.nextTraded < pass.traded.length && more()) {
       const key = pass.traded[pass.nextTraded++]!;
-      const t = state.tokens.get(key);
+      const t = tokenIn(state, key);
       if (!t) continue; // its partition was given up
       for (const row of dirtyBaseRows(t.chain, t.address, t.candles)) candleRows.push(row);
       built++;
@@ -554,6 +560,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       await log.ensureTopics(ALL_TOPICS);
       const loaded = readSnapshot(file);
       state = loaded ?? newState();
+      if (options.partitioned) unparkAll(state);
       lastSnapshotProcessed = state.processed;
       const partitioning = options.partitioned?.attach(state, {
         state: () => state,
@@ -567,7 +574,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
             await flush(true);
           }),
       });
-      processor = createProcessor(ctx, state, partitioning);
+      processor = createProcessor(ctx, state, partitioning, { parkIdleMs: options.parkIdleMs ?? PARK_IDLE_MS });
       consumer = log.consumer({
         group: `spot-aggregator-${name}`,
         topics: INPUTS,
@@ -589,7 +596,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
           ctx.metrics.consumerPositions(`spot-aggregator-${name}`, { [`${topic}:${partition}`]: offset });
         }
       }
-      logger.info({ resumedFrom: loaded ? state.processed : null, tokens: state.tokens.size }, 'aggregator starting');
+      logger.info(
+        { resumedFrom: loaded ? state.processed : null, tokens: tokensInMemory(state) },
+        'aggregator starting',
+      );
       running = consumer.run(eachBatch).catch(fail);
     },
 
@@ -636,18 +646,19 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     },
 
     tokens() {
-      return [...state.tokens.values()].map((t) => buildToken(t, state.wallets));
+      const parked = [...(state.parked?.values() ?? [])].map(parkedState);
+      return [...state.tokens.values(), ...parked].map((t) => buildToken(t, state.wallets));
     },
 
     token(chainName, address) {
-      const t = state.tokens.get(tokenKey(chainName, normalizeAddress(chainName, address)));
+      const t = tokenIn(state, tokenKey(chainName, normalizeAddress(chainName, address)));
       return t ? buildToken(t, state.wallets) : undefined;
     },
 
     processed: () => state.processed,
 
     statsTime(chainName, address) {
-      return state.tokens.get(tokenKey(chainName, normalizeAddress(chainName, address)))?.win.t;
+      return tokenIn(state, tokenKey(chainName, normalizeAddress(chainName, address)))?.win.t;
     },
   };
 }

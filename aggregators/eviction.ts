@@ -9,7 +9,8 @@ import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import type { EvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import type { Processor } from './contracts.ts';
 import { decodeToken, encodeToken } from './snapshot.ts';
-import type { AggregatorState, TokenState } from './state.ts';
+import type { AggregatorState } from './state.ts';
+import { parkedBase64, tokensInMemory } from './parking.ts';
 import { hasWindowTrades } from './windows.ts';
 
 export const EVICT_IDLE_MS = 24 * 3_600_000;
@@ -86,26 +87,26 @@ export function createEviction(ctx: Context, deps: EvictionDeps): Eviction {
 
     async evictIdle() {
       const state = deps.state();
-      const idle: Array<[string, TokenState]> = [];
-      for (const [key, t] of state.tokens) {
-        const watermark = state.watermarks[t.chain] ?? 0;
-        if (t.updatedAt <= watermark - idleMs && !hasWindowTrades(t.win)) idle.push([key, t]);
-      }
+      const idle: Array<{ key: string; state: string }> = [];
+      const idleSince = (chain: string) => (state.watermarks[chain] ?? 0) - idleMs;
+      for (const [key, t] of state.tokens)
+        if (t.updatedAt <= idleSince(t.chain) && !hasWindowTrades(t.win)) idle.push({ key, state: encodeToken(t) });
+      for (const [key, parked] of state.parked ?? [])
+        if (parked.updatedAt <= idleSince(parked.chain) && parked.expiry === null)
+          idle.push({ key, state: parkedBase64(parked) });
       if (idle.length > 0) {
-        await deps.store.write(
-          idle.map(([key, t]) => ({ key, state: encodeToken(t) })),
-          state.processed,
-        );
+        await deps.store.write(idle, state.processed);
         // Wallets keep pointing at an evicted token (held, created): a change of their facts
         // still names it, and it comes back for its view (evictedIn).
         const evicted = (state.evicted ??= new Set());
-        for (const [key] of idle) {
+        for (const { key } of idle) {
           state.tokens.delete(key);
+          state.parked?.delete(key);
           evicted.add(key);
         }
         ctx.metrics.inc('aggregator.tokens_evicted', idle.length);
       }
-      ctx.metrics.set('aggregator.tokens_in_memory', state.tokens.size);
+      ctx.metrics.set('aggregator.tokens_in_memory', tokensInMemory(state));
       return idle.length;
     },
   };

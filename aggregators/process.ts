@@ -54,6 +54,7 @@ import {
 import { clampPct, decTextOnce, unitsText } from './format.ts';
 import type { BatchOutput, InputPosition, Partitioning, Processor } from './contracts.ts';
 import { forgetOldIds, seenBefore } from './dedupe.ts';
+import { PARK_TICK_MS, parkToken, tokenIn } from './parking.ts';
 
 // bench/ imports these from here (kept while bench/ is rewritten in parallel).
 export { newBatchOutput } from './contracts.ts';
@@ -121,15 +122,31 @@ export function newTokenState(chain: Chain, address: string, decimals: number, t
   };
 }
 
-export function createProcessor(ctx: Context, state: AggregatorState, partitioning?: Partitioning): Processor {
-  const { metrics } = ctx;
-  // Tokens whose windows still hold trades, per chain, with a lower bound of the event time at
-  // which a window next loses a trade (derived: rebuilt from the state on load).
-  const active = new Map<string, Map<TokenState, number>>();
-  for (const token of state.tokens.values())
-    if (hasWindowTrades(token.win)) activeOf(token.chain).set(token, nextExpiry(token.win));
+export interface ProcessorOptions {
+  /** Embedded: event time without input after which a token is parked (aggregators/parking.ts); absent, none is. */
+  parkIdleMs?: number;
+}
 
-  function activeOf(chain: string): Map<TokenState, number> {
+/** A token about to lose a window trade within this much event time stays in memory. */
+const PARK_EXPIRY_GAP_MS = 60_000;
+
+export function createProcessor(
+  ctx: Context,
+  state: AggregatorState,
+  partitioning?: Partitioning,
+  options: ProcessorOptions = {},
+): Processor {
+  const { metrics } = ctx;
+  const parkIdleMs = partitioning ? undefined : options.parkIdleMs;
+  // Token keys whose windows still hold trades, per chain, with a lower bound of the event time at
+  // which a window next loses a trade (derived: rebuilt from the state on load).
+  const active = new Map<string, Map<string, number>>();
+  for (const [key, token] of state.tokens)
+    if (hasWindowTrades(token.win)) activeOf(token.chain).set(key, nextExpiry(token.win));
+  for (const [key, parked] of state.parked ?? [])
+    if (parked.expiry !== null) activeOf(parked.chain).set(key, parked.expiry);
+
+  function activeOf(chain: string): Map<string, number> {
     let map = active.get(chain);
     if (!map) active.set(chain, (map = new Map()));
     return map;
@@ -141,7 +158,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
 
   function token(chain: Chain, address: string, decimals: number, time: number): TokenState {
     const key = tokenKey(chain, address);
-    let t = state.tokens.get(key);
+    let t = tokenIn(state, key);
     if (!t) state.tokens.set(key, (t = newTokenState(chain, address, decimals, time)));
     return t;
   }
@@ -187,20 +204,49 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     }
     if (old === 0 || Math.floor(time / DECAY_TICK_MS) === Math.floor(old / DECAY_TICK_MS)) return;
     partitioning?.tick(chain, time);
+    decay(chain, time, out);
+    if (parkIdleMs !== undefined && Math.floor(time / PARK_TICK_MS) !== Math.floor(old / PARK_TICK_MS))
+      parkIdle(chain, time, parkIdleMs, out);
+  }
+
+  function decay(chain: Chain, time: number, out: BatchOutput): void {
     const tokens = active.get(chain);
     if (!tokens) return;
-    for (const [t, bound] of tokens) {
+    for (const [key, bound] of tokens) {
       if (bound > time) continue;
+      const t = tokenIn(state, key);
+      if (!t) {
+        tokens.delete(key);
+        continue;
+      }
       const exact = nextExpiry(t.win);
       if (exact > time) {
-        tokens.set(t, exact);
+        tokens.set(key, exact);
         continue;
       }
       advance(t.win, time);
-      out.changed.add(tokenKey(t.chain, t.address));
-      if (hasWindowTrades(t.win)) tokens.set(t, nextExpiry(t.win));
-      else tokens.delete(t);
+      out.changed.add(key);
+      if (hasWindowTrades(t.win)) tokens.set(key, nextExpiry(t.win));
+      else tokens.delete(key);
     }
+  }
+
+  /** The chain's tokens idle for `idleMs` leave the heap, unless their views or a decay are due. */
+  function parkIdle(chain: Chain, time: number, idleMs: number, out: BatchOutput): void {
+    const tracked = activeOf(chain);
+    let parked = 0;
+    for (const [key, t] of state.tokens) {
+      if (t.chain !== chain || t.updatedAt > time - idleMs || out.changed.has(key) || out.traded.has(key)) continue;
+      let expiry: number | null = null;
+      if (hasWindowTrades(t.win)) {
+        expiry = nextExpiry(t.win);
+        if (expiry - time < PARK_EXPIRY_GAP_MS) continue;
+        tracked.set(key, expiry);
+      }
+      parkToken(state, key, t, expiry);
+      parked++;
+    }
+    if (parked > 0) metrics.inc('aggregator.parked', parked);
   }
 
   function poolUpdate(t: TokenState, swap: RawSwap, pool: string, rate: QuoteRate | null): void {
@@ -259,7 +305,7 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
   /** Native price of a token used as a quote asset: its latest trade's, owned or not. */
   function quotePrice(chain: Chain, quote: string): Dec {
     const key = tokenKey(chain, quote);
-    return state.tokens.get(key)?.priceN ?? state.shadows?.get(key)?.priceN ?? ZERO;
+    return tokenIn(state, key)?.priceN ?? state.shadows?.get(key)?.priceN ?? ZERO;
   }
 
   function swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void {
@@ -441,8 +487,8 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
     // The new trade leaves its shortest window first (by its second); earlier bounds stay valid.
     const tracked = activeOf(chain);
     const bound = tradeSecond(rec.t) + WINDOW_MS['5m'];
-    const known = tracked.get(t);
-    if (known === undefined || bound < known) tracked.set(t, bound);
+    const known = tracked.get(key);
+    if (known === undefined || bound < known) tracked.set(key, bound);
 
     const closed = scratchClosed,
       late = scratchLate;
@@ -559,11 +605,11 @@ export function createProcessor(ctx: Context, state: AggregatorState, partitioni
         if (!creator.created.includes(key)) creator.created.push(key);
       }
       holdersReset(t);
-      if (hasWindowTrades(t.win)) activeOf(t.chain).set(t, nextExpiry(t.win));
+      if (hasWindowTrades(t.win)) activeOf(t.chain).set(key, nextExpiry(t.win));
     },
     released(t) {
       detachFromWallets(state.wallets, t);
-      active.get(t.chain)?.delete(t);
+      active.get(t.chain)?.delete(tokenKey(t.chain, t.address));
     },
   };
 }

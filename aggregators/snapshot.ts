@@ -7,6 +7,7 @@ import v8 from 'node:v8';
 import type { Context } from '../core/context.ts';
 import type { AggregatorState, TokenState } from './state.ts';
 import { upgradeState, upgradeToken } from './upgrade.ts';
+import { ownParkedBytes } from './parking.ts';
 
 export function snapshotDir(ctx: Context): string {
   return path.join(ctx.config.dataDir, 'aggregator');
@@ -41,6 +42,7 @@ export function readSnapshot(file: string): AggregatorState | null {
   if (!fs.existsSync(file)) return null;
   const state = upgradeState(v8.deserialize(fs.readFileSync(file)));
   if (!state) throw new Error(`unsupported aggregator snapshot ${file}`);
+  ownParkedBytes(state);
   return state;
 }
 

@@ -179,6 +179,16 @@ export interface SwapContext {
   labels: string[];
 }
 
+/** A token kept as its v8 serialisation while idle (aggregators/parking.ts). */
+export interface ParkedToken {
+  bytes: Uint8Array;
+  chain: Chain;
+  /** Its last input's event time (TokenState.updatedAt). */
+  updatedAt: number;
+  /** When its windows next lose a trade (it comes back for the decay then); null when they hold none. */
+  expiry: number | null;
+}
+
 /** Next offsets of a partition in spot.swaps.v1 and spot.token-events.v1. */
 export interface PartitionOffsets {
   swaps: number;
@@ -211,6 +221,8 @@ export interface AggregatorState {
   journals?: Map<number, JournalEntry[]>;
   /** Embedded: keys of tokens that left memory for ClickHouse (aggregators/eviction.ts). */
   evicted?: Set<string>;
+  /** Embedded: idle tokens kept serialised, off the JS heap (aggregators/parking.ts); not in `tokens`. */
+  parked?: Map<string, ParkedToken>;
   wallets: Map<string, WalletState>;
   marks: MarkBook;
   /** Max event time processed per chain. */

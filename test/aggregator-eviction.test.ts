@@ -19,36 +19,11 @@ import { createEvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import { createAggregator } from '../aggregators/aggregator.ts';
 import { runReplay } from '../aggregators/replay.ts';
 import { sharedChdb } from './helpers/chdb.ts';
-import { makeScenario, produceScenario, T0, type Scenario } from './fixtures/aggregator-scenario.ts';
+import { makeScenario, produceScenario, T0, withIdleTokens, type Scenario } from './fixtures/aggregator-scenario.ts';
 import { dumpTables } from './fixtures/aggregator-dump.ts';
 
 const HOUR = 3_600_000;
 const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * The aggregator scenario with two thirds of the tokens silent from hour 12: their later inputs
- * move on by 30 h (one third) or 60 h (another). Idle for more than 24 h while others trade, they
- * leave memory, and the last third comes back at hour 72.
- */
-function withIdleTokens(base: Scenario): Scenario {
-  const shiftOf = new Map(base.tokens.map((t, i) => [tokenKey(t.chain, t.address), (i % 3) * 30 * HOUR]));
-  const from = T0 + 12 * HOUR;
-  const shift = <T extends { chain: Scenario['tokens'][number]['chain']; blockTime: number }>(
-    item: T,
-    token: string | null,
-  ): T => {
-    if (token === null || item.blockTime < from) return item;
-    const by = shiftOf.get(tokenKey(item.chain, normalizeAddress(item.chain, token))) ?? 0;
-    return by === 0 ? item : { ...item, blockTime: item.blockTime + by };
-  };
-  const byTime = <T extends { blockTime: number }>(items: T[]) =>
-    items.map((item, i) => [item, i] as const).sort(([a, i], [b, j]) => a.blockTime - b.blockTime || i - j);
-  return {
-    tokens: base.tokens,
-    swaps: byTime(base.swaps.map((s) => shift(s, s.token))).map(([s]) => s),
-    events: byTime(base.events.map((e) => shift(e, e.token))).map(([e]) => e),
-  };
-}
 
 const inputsBefore = (scenario: Scenario, time: number): Scenario => ({
   tokens: scenario.tokens,

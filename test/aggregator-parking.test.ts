@@ -1,0 +1,102 @@
+// Idle tokens are kept serialised off the JS heap (aggregators/parking.ts) and come back on their
+// next input, decay tick or read: a run that parks after one idle minute (and restarts from a
+// snapshot holding parked tokens) writes the same tables and builds the same tokens as a run that
+// parks none.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../core/config.ts';
+import { createContext, type Context } from '../core/context.ts';
+import { createLogger } from '../core/logger.ts';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import type { EventLog } from '../core/eventlog/types.ts';
+import { createStore } from '../clickhouse/store.ts';
+import type { SpotStore } from '../clickhouse/types.ts';
+import type { ClickHouseClient } from '../clickhouse/client.ts';
+import { createAggregator } from '../aggregators/aggregator.ts';
+import { readSnapshot, snapshotPath } from '../aggregators/snapshot.ts';
+import { sharedChdb } from './helpers/chdb.ts';
+import { makeScenario, produceScenario, T0, withIdleTokens, type Scenario } from './fixtures/aggregator-scenario.ts';
+import { dumpTables } from './fixtures/aggregator-dump.ts';
+import type { Token } from '../core/schemas.ts';
+
+const byKey = (tokens: Token[]) => tokens.map((t) => JSON.stringify(t)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+describe('aggregator parking (embedded log + chDB)', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let ctx: Context;
+  let log: EventLog;
+  let store: SpotStore;
+  let client: ClickHouseClient;
+
+  before(async () => {
+    client = (await sharedChdb()).client;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-park-test-'));
+    ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    store = createStore(ctx, client);
+    await store.migrate();
+    await store.truncateDerived();
+    log = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+  });
+
+  after(async () => {
+    await log?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('parked tokens come back with the same tables and tokens as a run that parks none', async () => {
+    // Two thirds of the tokens fall silent at hour 12 for 30 h or 60 h; the restart is at hour 20.
+    const scenario = withIdleTokens(makeScenario(11, 3000));
+    const split = T0 + 20 * 3_600_000;
+    const part = (keep: (time: number) => boolean): Scenario => ({
+      tokens: scenario.tokens,
+      swaps: scenario.swaps.filter((s) => keep(s.blockTime)),
+      events: scenario.events.filter((e) => keep(e.blockTime)),
+    });
+    const run = async (name: string, parkIdleMs: number) => {
+      const aggregator = createAggregator(ctx, {
+        log,
+        store,
+        name,
+        maxBatch: 200,
+        snapshotEveryMessages: 100,
+        parkIdleMs,
+      });
+      await aggregator.start();
+      await aggregator.drain();
+      await aggregator.stop();
+      return aggregator;
+    };
+
+    await produceScenario(
+      log,
+      part((time) => time < split),
+    );
+    await run('parking', 60_000);
+    const saved = readSnapshot(snapshotPath(ctx, 'parking'))!;
+    assert.ok((saved.parked?.size ?? 0) > 0, 'the snapshot holds parked tokens');
+    for (const parked of saved.parked!.values())
+      assert.equal(parked.bytes.buffer.byteLength, parked.bytes.byteLength, 'a loaded token owns its bytes');
+    const parkedFirst = ctx.metrics.get('aggregator.parked');
+    assert.ok(parkedFirst > 0);
+
+    await produceScenario(
+      log,
+      part((time) => time >= split),
+    );
+    const parking = await run('parking', 60_000);
+    assert.ok(ctx.metrics.get('aggregator.parked') > parkedFirst, 'tokens parked again after the restart');
+    const parkingTables = await dumpTables(client);
+    const parkingTokens = byKey(parking.tokens());
+
+    await store.truncateDerived();
+    const keeping = await run('keeping', Number.POSITIVE_INFINITY);
+    assert.equal(keeping.processed(), parking.processed());
+    assert.deepEqual(parkingTables, await dumpTables(client));
+    assert.deepEqual(parkingTokens, byKey(keeping.tokens()));
+    const token = scenario.tokens[0]!;
+    assert.deepEqual(parking.token(token.chain, token.address), keeping.token(token.chain, token.address));
+  });
+});
