@@ -18,7 +18,7 @@ import { createProcessor } from './process.ts';
 import { PARK_IDLE_MS, parkedState, tokenIn, tokensInMemory, unparkAll } from './parking.ts';
 import { createSinkWriter } from './sink-writer.ts';
 import { createEviction } from './eviction.ts';
-import { readSnapshot, serializeState, snapshotPath, writeSnapshotFile } from './snapshot.ts';
+import { readSnapshot, serializeState, snapshotBytes, snapshotPath, writeSnapshotFile } from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
 import { buildToken } from './view.ts';
 
@@ -461,16 +461,16 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     if (eviction) await eviction.evictIdle();
     await snapshotWrite;
     const started = Date.now();
-    const buffer = serializeState(state);
+    const pieces = serializeState(state);
     const processed = state.processed;
     const offsets = { ...state.offsets };
     lastSnapshotAt = Date.now();
     lastSnapshotProcessed = processed;
     // The file is written while processing goes on; the next snapshot and stop() wait for it.
-    snapshotWrite = writeSnapshotFile(file, buffer).then(
+    snapshotWrite = writeSnapshotFile(file, pieces).then(
       () => {
         if (logger.isLevelEnabled('debug'))
-          logger.debug({ bytes: buffer.length, ms: Date.now() - started, processed }, 'snapshot written');
+          logger.debug({ bytes: snapshotBytes(pieces), ms: Date.now() - started, processed }, 'snapshot written');
         commitOffsets(offsets);
         options.onSnapshot?.({ processed });
       },

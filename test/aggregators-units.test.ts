@@ -1,5 +1,8 @@
 // Pure parts of the aggregator: pricing, windows, candle buckets, holder definitions, discovery.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import v8 from 'node:v8';
 import { ONE, fromInt, parse, decToString } from '../core/decimal.ts';
 import { loadConfig } from '../core/config.ts';
@@ -21,7 +24,16 @@ import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/cand
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
 import { createProcessor } from '../aggregators/process.ts';
-import { ATTR, STATE_VERSION, newState, type HolderRec, type TokenState } from '../aggregators/state.ts';
+import {
+  ATTR,
+  STATE_VERSION,
+  newState,
+  type HolderRec,
+  type ParkedToken,
+  type TokenState,
+} from '../aggregators/state.ts';
+import { readSnapshot, serializeState, writeSnapshotFile } from '../aggregators/snapshot.ts';
+import { tokenIn } from '../aggregators/parking.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
@@ -755,3 +767,66 @@ describe('aggregator state upgrade', () => {
     assert.equal(upgradeState(snapshot)?.version, STATE_VERSION);
   });
 });
+
+describe('aggregator snapshot with parked tokens', () => {
+  const parkedRun = () => {
+    // Two tokens trade; two hours later trades of the second (a decay of the first, then a new
+    // minute with nothing due for it) park the first (idle 10 min).
+    const state = newState();
+    const p = createProcessor(ctx, state, undefined, { parkIdleMs: 10 * 60_000 });
+    const other = (time: number, block: number) => ({
+      ...swap(time, block, addr(0x42), 'buy', E, E / 10n),
+      token: addr(0xdef),
+    });
+    p.swap(swap(T, 1, addr(0x41), 'buy', E, E / 10n), newBatchOutput());
+    p.swap(other(T + 1000, 2), newBatchOutput());
+    p.swap(other(T + 2 * 3_600_000, 3), newBatchOutput());
+    p.swap(other(T + 2 * 3_600_000 + 61_000, 4), newBatchOutput());
+    return state;
+  };
+
+  it('writes parked tokens as their own section and reads them back, each in its own buffer', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
+    try {
+      const state = parkedRun();
+      assert.equal(state.parked?.size, 1, 'the idle token is parked');
+      const file = path.join(dir, 'snapshot.bin');
+      await writeSnapshotFile(file, serializeState(state));
+      const loaded = readSnapshot(file)!;
+      assert.deepEqual([...loaded.parked!.keys()], [...state.parked!.keys()]);
+      for (const [key, parked] of loaded.parked!) {
+        assert.deepEqual(parked, state.parked!.get(key));
+        assert.equal(parked.bytes.buffer.byteLength, parked.bytes.byteLength);
+      }
+      assert.deepEqual(loaded.tokens, state.tokens);
+      assert.deepEqual(loaded.wallets, state.wallets);
+      const key = [...loaded.parked!.keys()][0]!;
+      assert.equal(tokenIn(loaded, key)?.address, TOKEN);
+      fs.truncateSync(file, fs.statSync(file).size - 1);
+      assert.throws(() => readSnapshot(file), /truncated or corrupt/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads a whole-state snapshot whose parked tokens were kept undeflated', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
+    try {
+      const state = parkedRun();
+      const [key, parked] = [...state.parked!][0]!;
+      const token = tokenIn(newStateWith(state, key, parked), key)!;
+      const legacy = { ...state, parked: new Map([[key, { ...parked, bytes: v8.serialize(token) }]]) };
+      const file = path.join(dir, 'snapshot.bin');
+      fs.writeFileSync(file, v8.serialize(legacy));
+      const loaded = readSnapshot(file)!;
+      assert.deepEqual(tokenIn(loaded, key), token);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A copy of the state's parked entry alone, to bring it back without touching the state. */
+function newStateWith(state: ReturnType<typeof newState>, key: string, parked: ParkedToken) {
+  return { ...newState(), watermarks: state.watermarks, parked: new Map([[key, parked]]) };
+}
