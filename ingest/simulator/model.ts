@@ -392,7 +392,7 @@ export function createMarket(options: MarketOptions): Market {
     state.tokens.push(token);
     if (state.tokens.length > sim.maxActiveTokens) {
       // The coldest tokens stop trading for good: forget them and their holders.
-      state.tokens.sort((a, b) => hypeAt(b, time) - hypeAt(a, time));
+      sortByHype(state.tokens, time);
       for (const dropped of state.tokens.splice(sim.maxActiveTokens)) state.holdings.delete(dropped.id);
       state.hot = state.hot.filter((hot) => state.tokens.includes(hot));
     }
@@ -403,6 +403,14 @@ export function createMarket(options: MarketOptions): Market {
 
   function hypeAt(token: SimToken, time: number): number {
     return token.hype * Math.pow(0.5, (time - token.lastHypeAt) / token.halfLifeMs);
+  }
+
+  /** Hottest first, in place; each token's hype computed once (the same order as comparing hypeAt). */
+  function sortByHype(tokens: SimToken[], time: number): SimToken[] {
+    const keyed = tokens.map((token) => ({ token, hype: hypeAt(token, time) }));
+    keyed.sort((a, b) => b.hype - a.hype);
+    for (let i = 0; i < keyed.length; i++) tokens[i] = keyed[i]!.token;
+    return tokens;
   }
 
   function holdersOf(state: ChainState, token: SimToken): Map<string, bigint> {
@@ -489,7 +497,7 @@ export function createMarket(options: MarketOptions): Market {
 
   /** The hottest tokens, refreshed now and then: trading concentrates on them. */
   function refreshHot(state: ChainState, time: number): void {
-    state.hot = [...state.tokens].sort((a, b) => hypeAt(b, time) - hypeAt(a, time)).slice(0, 5);
+    state.hot = sortByHype([...state.tokens], time).slice(0, 5);
     state.hotAt = time;
   }
 

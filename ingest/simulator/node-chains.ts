@@ -298,22 +298,24 @@ export function createEvmNodeChain(options: {
     return quantity(value, 'block');
   }
 
-  const matches = (wanted: string | string[] | null | undefined, actual: string | undefined) =>
-    wanted === null ||
-    wanted === undefined ||
-    (Array.isArray(wanted) ? wanted.some((item) => item.toLowerCase() === actual) : wanted.toLowerCase() === actual);
+  /** A filter position as a set of lowercase values; null matches anything. */
+  const wantedSet = (wanted: string | string[] | null | undefined): Set<string> | null =>
+    wanted === null || wanted === undefined ? null : new Set([wanted].flat().map((item) => item.toLowerCase()));
 
   function logs(filter: LogFilter) {
     const from = blockTag(filter.fromBlock);
     const to = Math.min(blockTag(filter.toBlock), tip);
     acknowledge(from - 1);
-    const addresses = filter.address === undefined ? null : [filter.address].flat().map((a) => a.toLowerCase());
+    // Sets built once per call: a filter names up to 500 addresses (the tracked tokens' Transfers).
+    const addresses = filter.address === undefined ? null : wantedSet(filter.address);
+    const topics = (filter.topics ?? []).map(wantedSet);
     const out = [];
     for (let n = from; n <= to; n++) {
       for (const tx of blocks.get(n) ?? []) {
         for (const log of tx.receipt.logs) {
-          if (addresses && !addresses.includes(log.address.toLowerCase())) continue;
-          if (!(filter.topics ?? []).every((wanted, i) => matches(wanted, log.topics[i]?.toLowerCase()))) continue;
+          if (addresses && !addresses.has(log.address.toLowerCase())) continue;
+          if (!topics.every((wanted, i) => wanted === null || wanted.has(log.topics[i]?.toLowerCase() as string)))
+            continue;
           out.push(log);
         }
       }
