@@ -57,13 +57,15 @@ const loopReport = setInterval(() => {
   const utilization = performance.eventLoopUtilization(lastUtilization);
   lastUtilization = performance.eventLoopUtilization();
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+  const heap = getHeapStatistics();
   ctx.logger.info(
     {
       component: 'serving-loop',
       delayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
       utilization: Math.round(utilization.utilization * 1000) / 1000,
       // This thread's own V8 heap (process RSS covers every thread): what the hot views cost.
-      heapMB: Math.round(getHeapStatistics().used_heap_size / 1e6),
+      heapMB: Math.round(heap.used_heap_size / 1e6),
+      heapCommittedMB: Math.round(heap.total_heap_size / 1e6),
       gc: { count: gcPauses.count, totalMs: Math.round(gcPauses.totalMs), maxMs: Math.round(gcPauses.maxMs) },
     },
     'serving thread event loop',

@@ -280,6 +280,8 @@ function topic<T extends TSchema>(name: string, schema: T, compacted: boolean, p
   return { name, schema, compacted, partitions, retentionMs: compacted ? undefined : 7 * 24 * 3600 * 1000 };
 }
 
+// spot.trades.v1, spot.candles.v1 and spot.tokens.v1 are keyed by the token's chain:address
+// (aggregators: tokenKey); the stream feed routes by that key before it parses a value.
 export const TOPICS = {
   swaps: topic('spot.swaps.v1', RawSwap, false),
   tokenEvents: topic('spot.token-events.v1', TokenEvent, false),

@@ -100,15 +100,21 @@ interface Ring {
 
 function insertTrade(ring: Ring, item: TradeItem, capacity: number): void {
   const items = ring.items;
-  let i = items.length;
-  // Walk back past newer trades (arrivals are nearly in order, so this is short); skip a duplicate.
-  while (i > 0) {
-    const order = compareNewestFirst(items[i - 1]!, item);
-    if (order === 0) return;
-    if (order > 0) break;
-    i--;
+  const last = items.length - 1;
+  // Oldest first. Most arrivals are the newest; otherwise a binary search: block times are whole
+  // seconds, so a busy second's trades all share one timestamp and are ordered by id.
+  if (last < 0 || compareNewestFirst(items[last]!, item) > 0) items.push(item);
+  else {
+    let lo = 0;
+    let hi = last;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareNewestFirst(items[mid]!, item) > 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (compareNewestFirst(items[lo]!, item) === 0) return; // a duplicate
+    items.splice(lo, 0, item);
   }
-  items.splice(i, 0, item);
   if (items.length > capacity * 2) {
     items.splice(0, items.length - capacity);
     ring.partial = true;

@@ -50,7 +50,7 @@ export function createLogFeed(
       running = consumer.run(async (batch) => {
         for (const message of batch.messages) {
           try {
-            router.routeValue(batch.topic, message.value, batch.partition, message.offset);
+            router.routeValue(batch.topic, message.value, batch.partition, message.offset, message.key);
           } catch (error) {
             log.error({ err: error, topic: batch.topic, offset: message.offset }, 'routing a message failed');
           }

@@ -26,7 +26,7 @@ export interface Router {
    * Routes one log value (JSON text) of a routed topic at its log position; call flush() or
    * flushSoon() after a batch.
    */
-  routeValue(topic: string, value: string, partition?: number, offset?: number): void;
+  routeValue(topic: string, value: string, partition?: number, offset?: number, key?: string): void;
   /** Routes one decoded message (benchmarks and tests drive this), then flushSoon(). */
   route(topic: string, message: unknown): void;
   /** Hands queued frames of every connection touched since the last flush to its socket. */
@@ -135,6 +135,14 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
     deliverAll(subs, text ?? JSON.stringify(token), counters);
   };
 
+  /** Whether a message keyed `key` (the token's chain:address, core/topics.ts) may reach a subscription. */
+  const wanted = (topic: string, key: string): boolean => {
+    if (topic === TOPICS.trades.name) return index.wantsTradesOf(key);
+    if (topic === TOPICS.candles.name) return index.candleViews(key) !== undefined;
+    if (topic === TOPICS.tokens.name) return (index.tokens(key)?.size ?? 0) > 0;
+    return true;
+  };
+
   /** `text` is the message's own JSON when it came from the log (a token is sent as is). */
   const dispatch = (topic: string, message: unknown, text: string | null, partition = -1, offset = -1) => {
     if (topic === TOPICS.trades.name) {
@@ -181,9 +189,11 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
   };
 
   return {
-    routeValue(topic, value, partition = -1, offset = -1) {
+    routeValue(topic, value, partition = -1, offset = -1, key) {
       // The position moves past every message, routed or skipped: a cursor never points before it.
       if (topic === TOPICS.trades.name && partition >= 0) tradePositions[partition] = offset + 1;
+      // Most messages are of tokens nobody follows: their JSON is not even parsed.
+      if (key && !wanted(topic, key)) return; // a message without a key (none from spot) is read
       let message: unknown;
       try {
         message = JSON.parse(value);

@@ -53,6 +53,8 @@ export interface SubscriptionIndex {
   tradesByIdentity(identity: string, chain: Chain): Array<Set<Subscription>>;
   candleViews(key: string): Map<string, CandleView> | undefined;
   tokens(key: string): Set<Subscription> | undefined;
+  /** True when a trade of the token (`chain:address`) may reach a subscription: by token, any wallet or identity. */
+  wantsTradesOf(key: string): boolean;
   /** Every spot.discovery subscription (ranked on a timer, not per message). */
   discovery(): ReadonlySet<Subscription & { spec: DiscoverySpec }>;
   size(): number;
@@ -166,6 +168,14 @@ export function createSubscriptionIndex(): SubscriptionIndex {
     },
     candleViews: (k) => candles.get(k),
     tokens: (k) => tokens.get(k),
+    wantsTradesOf(k) {
+      if (byToken.get(k)?.size || byWallet.size > 0) return true;
+      for (const index of byIdentity.values()) {
+        if (index.anyChain.size > 0) return true;
+        for (const set of index.byChain.values()) if (set.size > 0) return true;
+      }
+      return false;
+    },
     discovery: () => discovery,
     size: () => count,
   };

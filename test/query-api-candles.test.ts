@@ -175,4 +175,25 @@ describe('query API: candle answer cache', () => {
     for (let i = 0; i < 3; i++) assert.equal((await cache.body(query)).toString(), await fresh(query));
     assert.equal(storeCalls - calls, 6);
   });
+
+  it("keeps a token's trades newest first whatever their arrival order, each once (many share a second)", () => {
+    const traded = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Busy Second' });
+    const second = m0 + 40 * MINUTE;
+    const trades = Array.from({ length: 60 }, (_, i) => makeTrade(traded, second + (i % 3) * 1000, i));
+    // Shuffled deterministically, every fifth one delivered twice.
+    const order = trades.map((_, i) => (i * 37) % trades.length);
+    for (const i of order) {
+      const message = { trade: trades[i]!, identities: [], pool: 'pool', dex: 'pumpswap' };
+      views.applyTrade(message);
+      if (i % 5 === 0) views.applyTrade(message);
+    }
+    const expected = [...trades]
+      .sort((a, b) => b.timestamp - a.timestamp || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .map((t) => t.id);
+    const held = views.tokenTrades('solana', traded.address, 60);
+    assert.deepEqual(
+      held?.map((t) => t.id),
+      expected,
+    );
+  });
 });

@@ -92,4 +92,18 @@ describe('stream edge: fed by the embedded event log', () => {
     assert.deepEqual(client.updates(trades)[0]!.data, good.trade);
     assert.equal(edge.stats().messagesInvalid, invalidBefore + 2);
   });
+
+  it('reads a candle or token message only when a subscription follows its token (by the message key)', async () => {
+    const invalidBefore = edge.stats().messagesInvalid;
+    const unfollowed = `base:0x${'c'.repeat(40)}`;
+    await produce(TOPICS.candles.name, 'not json', unfollowed);
+    await produce(TOPICS.tokens.name, 'not json', unfollowed);
+    // Followed (the first test's subscriptions): read, found invalid. Routed in log order, so the
+    // unfollowed ones were passed over before these.
+    await produce(TOPICS.candles.name, 'not json');
+    await produce(TOPICS.tokens.name, 'not json');
+    await client.until(() => edge.stats().messagesInvalid >= invalidBefore + 2, 'the followed messages');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(edge.stats().messagesInvalid, invalidBefore + 2);
+  });
 });
