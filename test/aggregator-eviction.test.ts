@@ -12,13 +12,12 @@ import { createLogger } from '../core/logger.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import type { TokenEvent } from '../core/topics.ts';
-import { createStore } from '../clickhouse/store.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
 import type { ClickHouseClient } from '../clickhouse/client.ts';
 import { createEvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import { createAggregator } from '../aggregators/aggregator.ts';
 import { runReplay } from '../aggregators/replay.ts';
-import { sharedChdb } from './helpers/chdb.ts';
+import { createAggregatorEnv, type AggregatorEnv } from './helpers/aggregator-env.ts';
 import { makeScenario, produceScenario, T0, withIdleTokens, type Scenario } from './fixtures/aggregator-scenario.ts';
 import { dumpTables } from './fixtures/aggregator-dump.ts';
 
@@ -38,26 +37,18 @@ const inputsFrom = (scenario: Scenario, time: number): Scenario => ({
 
 describe('aggregator eviction (embedded log + chDB)', function () {
   this.timeout(180_000);
-  let dir: string;
+  let env: AggregatorEnv;
   let ctx: Context;
   let log: EventLog;
   let store: SpotStore;
   let client: ClickHouseClient;
 
   before(async () => {
-    client = (await sharedChdb()).client;
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-evict-test-'));
-    ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
-    store = createStore(ctx, client);
-    await store.migrate();
-    await store.truncateDerived();
-    log = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+    env = await createAggregatorEnv('spot-evict-test-');
+    ({ ctx, log, store, client } = env);
   });
 
-  after(async () => {
-    await log?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => env?.close());
 
   it('idle tokens leave memory and come back with the same tables as a run that keeps them', async () => {
     const scenario = withIdleTokens(makeScenario(7, 3000));

@@ -3,20 +3,13 @@
 // snapshot holding parked tokens) writes the same tables and builds the same tokens as a run that
 // parks none.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../core/config.ts';
-import { createContext, type Context } from '../core/context.ts';
-import { createLogger } from '../core/logger.ts';
-import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import type { Context } from '../core/context.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
-import { createStore } from '../clickhouse/store.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
 import type { ClickHouseClient } from '../clickhouse/client.ts';
 import { createAggregator } from '../aggregators/aggregator.ts';
 import { readSnapshot, snapshotPath } from '../aggregators/snapshot.ts';
-import { sharedChdb } from './helpers/chdb.ts';
+import { createAggregatorEnv, type AggregatorEnv } from './helpers/aggregator-env.ts';
 import { makeScenario, produceScenario, T0, withIdleTokens, type Scenario } from './fixtures/aggregator-scenario.ts';
 import { dumpTables } from './fixtures/aggregator-dump.ts';
 import type { Token } from '../core/schemas.ts';
@@ -25,26 +18,18 @@ const byKey = (tokens: Token[]) => tokens.map((t) => JSON.stringify(t)).sort((a,
 
 describe('aggregator parking (embedded log + chDB)', function () {
   this.timeout(180_000);
-  let dir: string;
+  let env: AggregatorEnv;
   let ctx: Context;
   let log: EventLog;
   let store: SpotStore;
   let client: ClickHouseClient;
 
   before(async () => {
-    client = (await sharedChdb()).client;
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-park-test-'));
-    ctx = createContext(loadConfig({ SPOT_DATA_DIR: dir, SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
-    store = createStore(ctx, client);
-    await store.migrate();
-    await store.truncateDerived();
-    log = createEmbeddedLog(ctx, { path: path.join(dir, 'log.sqlite'), retentionIntervalMs: 0 });
+    env = await createAggregatorEnv('spot-park-test-');
+    ({ ctx, log, store, client } = env);
   });
 
-  after(async () => {
-    await log?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => env?.close());
 
   it('parked tokens come back with the same tables and tokens as a run that parks none', async () => {
     // Two thirds of the tokens fall silent at hour 12 for 30 h or 60 h; the restart is at hour 20.
