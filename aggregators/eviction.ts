@@ -10,7 +10,7 @@ import type { EvictedTokenStore } from '../clickhouse/aggregator-state.ts';
 import type { Processor } from './contracts.ts';
 import { decodeToken, encodeToken } from './snapshot.ts';
 import type { AggregatorState } from './state.ts';
-import { parkedBase64, tokensInMemory } from './parking.ts';
+import { parkedBase64 } from './parking.ts';
 import { hasWindowTrades } from './windows.ts';
 
 export const EVICT_IDLE_MS = 24 * 3_600_000;
@@ -106,7 +106,6 @@ export function createEviction(ctx: Context, deps: EvictionDeps): Eviction {
         }
         ctx.metrics.inc('aggregator.tokens_evicted', idle.length);
       }
-      ctx.metrics.set('aggregator.tokens_in_memory', tokensInMemory(state));
       return idle.length;
     },
   };
