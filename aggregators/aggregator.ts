@@ -2,6 +2,7 @@
 // derived state, writes the store (sinks first), publishes trades, conflated tokens and candles,
 // then snapshots the state with the offsets it covers. A restart loads the snapshot and seeks
 // there, so nothing is lost or counted twice (sinks are idempotent for re-processed messages).
+import path from 'node:path';
 import type { Chain } from '../core/chains.ts';
 import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
@@ -18,9 +19,18 @@ import { createProcessor } from './process.ts';
 import { PARK_IDLE_MS, parkedState, tokenIn, tokensInMemory, unparkAll } from './parking.ts';
 import { createSinkWriter } from './sink-writer.ts';
 import { createEviction } from './eviction.ts';
-import { readSnapshot, serializeState, snapshotBytes, snapshotPath, writeSnapshotFile } from './snapshot.ts';
+import {
+  readSnapshot,
+  serializeState,
+  snapshotBytes,
+  snapshotDir,
+  snapshotPath,
+  writeSnapshotFile,
+} from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
 import { buildToken } from './view.ts';
+import { WALLET_PARK_IDLE_MS } from './wallet-facts.ts';
+import { openWalletStore, type WalletStore } from './wallet-store.ts';
 
 export interface AggregatorOptions {
   log: EventLog;
@@ -60,6 +70,8 @@ export interface AggregatorOptions {
   evictIdleMs?: number;
   /** Embedded: event time without input after which a token is kept serialised (default 10 min; aggregators/parking.ts). */
   parkIdleMs?: number;
+  /** Embedded: event time without activity after which a wallet moves to disk (default 10 min; wallet-facts.ts). */
+  walletParkIdleMs?: number;
 }
 
 export interface Aggregator {
@@ -151,6 +163,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
           idleMs: options.evictIdleMs,
         })
       : null;
+  const walletParkIdleMs = options.walletParkIdleMs ?? WALLET_PARK_IDLE_MS;
+  /** Embedded: parked wallet facts, beside the snapshot (opened at start). */
+  let walletStore: WalletStore | null = null;
   /** The snapshot file being written, if any. */
   let snapshotWrite: Promise<void> = Promise.resolve();
   /** A merged message whose evicted tokens are being brought back; applied first once they are. */
@@ -395,7 +410,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       const key = pass.changed[pass.nextChanged++]!;
       const t = tokenIn(state, key);
       if (!t) continue;
-      const token = buildToken(t, state.wallets);
+      const token = buildToken(t, processor!.wallets.reader);
       tokens.push(token);
       if (publish) {
         assertTopicValue(TOPICS.tokens, token);
@@ -460,6 +475,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     // Idle tokens leave memory here: their views are published and the sinks drained.
     if (eviction) await eviction.evictIdle();
     await snapshotWrite;
+    // Idle wallets leave memory once the previous snapshot is confirmed (wallet-store.ts: versions).
+    if (walletStore) {
+      const parked = processor!.wallets.park(
+        (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
+        state.processed,
+      );
+      if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
+    }
     const started = Date.now();
     const pieces = serializeState(state);
     const processed = state.processed;
@@ -471,6 +494,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       () => {
         if (logger.isLevelEnabled('debug'))
           logger.debug({ bytes: snapshotBytes(pieces), ms: Date.now() - started, processed }, 'snapshot written');
+        walletStore?.confirm(processed);
         commitOffsets(offsets);
         options.onSnapshot?.({ processed });
       },
@@ -561,6 +585,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       const loaded = readSnapshot(file);
       state = loaded ?? newState();
       if (options.partitioned) unparkAll(state);
+      else {
+        walletStore = openWalletStore(path.join(snapshotDir(ctx), `wallets-${name}.sqlite`));
+        // Rows a later snapshot would have named are undone: the loaded state expects the ones before.
+        walletStore.rollback(loaded ? state.processed : 0);
+      }
       lastSnapshotProcessed = state.processed;
       const partitioning = options.partitioned?.attach(state, {
         state: () => state,
@@ -574,7 +603,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
             await flush(true);
           }),
       });
-      processor = createProcessor(ctx, state, partitioning, { parkIdleMs: options.parkIdleMs ?? PARK_IDLE_MS });
+      processor = createProcessor(ctx, state, partitioning, {
+        parkIdleMs: options.parkIdleMs ?? PARK_IDLE_MS,
+        walletStore: walletStore ?? undefined,
+      });
       consumer = log.consumer({
         group: `spot-aggregator-${name}`,
         topics: INPUTS,
@@ -623,6 +655,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       cancelScheduledFlush();
       cancelViews?.();
       sinks.stop();
+      walletStore?.close();
     },
 
     async drain() {
@@ -647,12 +680,13 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
     tokens() {
       const parked = [...(state.parked?.values() ?? [])].map(parkedState);
-      return [...state.tokens.values(), ...parked].map((t) => buildToken(t, state.wallets));
+      const wallets = processor?.wallets.reader ?? state.wallets;
+      return [...state.tokens.values(), ...parked].map((t) => buildToken(t, wallets));
     },
 
     token(chainName, address) {
       const t = tokenIn(state, tokenKey(chainName, normalizeAddress(chainName, address)));
-      return t ? buildToken(t, state.wallets) : undefined;
+      return t ? buildToken(t, processor?.wallets.reader ?? state.wallets) : undefined;
     },
 
     processed: () => state.processed,

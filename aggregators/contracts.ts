@@ -6,6 +6,7 @@ import type { Dec } from '../core/decimal.ts';
 import type { PricedTradeMessage, RawSwap, TokenEvent } from '../core/topics.ts';
 import type { BalanceRow, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from '../clickhouse/types.ts';
 import type { AggregatorState, JournalEntry, SwapContext, TokenState } from './state.ts';
+import type { WalletFacts } from './wallet-facts.ts';
 
 /** What the messages processed since the last flush write and publish. */
 export interface BatchOutput {
@@ -57,6 +58,8 @@ export interface Partitioning {
 /** The computation: one swap or token event at a time applied to the state, outputs collected in `out`. */
 export interface Processor {
   readonly state: AggregatorState;
+  /** The wallet-facts stage over state.wallets (and the parked wallets' store, embedded). */
+  readonly wallets: WalletFacts;
   swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;
   event(event: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void;
   /** Hand-over: a journaled swap applied to owned state in the context it was first priced in. */

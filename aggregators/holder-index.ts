@@ -3,7 +3,7 @@
 // balances in order (for the top 10). Derived data, never in a snapshot: a token's index is built
 // (one pass, the same as computeHolders) the first time it is needed and kept right by the
 // processor's calls below; a token change that can move many holders at once drops it.
-import type { TokenState, WalletState } from './state.ts';
+import type { TokenState } from './state.ts';
 import {
   addToCategories,
   categoriesOf,
@@ -13,13 +13,11 @@ import {
   isExcludedHolder,
   type HoldersObject,
 } from './holders.ts';
-import { walletKey } from './wallet-facts.ts';
+import { walletKey, type WalletReader } from './wallet-facts.ts';
 
 interface Member {
   bal: bigint;
   mask: number;
-  /** Its wallet's state (a holder's wallet exists from its first balance on; the object is never replaced). */
-  wallet: WalletState | undefined;
 }
 
 interface HolderIndex {
@@ -80,7 +78,7 @@ function removeSorted(sorted: bigint[], bal: bigint): void {
 }
 
 /** One holder's entry from the state now (balance, attributes, wallet facts). */
-function update(index: HolderIndex, token: TokenState, wallets: Map<string, WalletState>, address: string): void {
+function update(index: HolderIndex, token: TokenState, wallets: WalletReader, address: string): void {
   const rec = token.holders.get(address);
   const counted = rec !== undefined && rec.bal > 0n && !isExcludedHolder(token, address);
   const old = index.members.get(address);
@@ -90,10 +88,9 @@ function update(index: HolderIndex, token: TokenState, wallets: Map<string, Wall
     addToCategories(index.sums, index.counts, old.bal, old.mask, -1);
     removeSorted(index.sorted, old.bal);
   } else {
-    const wallet = old?.wallet ?? wallets.get(walletKey(token.chain, address));
-    const mask = categoriesOf(token, address, rec.attrs, wallet);
+    const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
     if (!old) {
-      index.members.set(address, { bal: rec.bal, mask, wallet });
+      index.members.set(address, { bal: rec.bal, mask });
       addToCategories(index.sums, index.counts, rec.bal, mask, 1);
       insertSorted(index.sorted, rec.bal);
     } else {
@@ -103,13 +100,12 @@ function update(index: HolderIndex, token: TokenState, wallets: Map<string, Wall
       if (old.bal !== rec.bal) moveSorted(index.sorted, old.bal, rec.bal);
       old.bal = rec.bal;
       old.mask = mask;
-      old.wallet = wallet;
     }
   }
   index.figures = null;
 }
 
-function build(token: TokenState, wallets: Map<string, WalletState>): HolderIndex {
+function build(token: TokenState, wallets: WalletReader): HolderIndex {
   const index: HolderIndex = {
     members: new Map(),
     sums: emptySums(),
@@ -120,9 +116,8 @@ function build(token: TokenState, wallets: Map<string, WalletState>): HolderInde
   };
   for (const [address, rec] of token.holders) {
     if (rec.bal <= 0n || isExcludedHolder(token, address)) continue;
-    const wallet = wallets.get(walletKey(token.chain, address));
-    const mask = categoriesOf(token, address, rec.attrs, wallet);
-    index.members.set(address, { bal: rec.bal, mask, wallet });
+    const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
+    index.members.set(address, { bal: rec.bal, mask });
     addToCategories(index.sums, index.counts, rec.bal, mask, 1);
     index.sorted.push(rec.bal);
   }
@@ -143,7 +138,7 @@ export function holdersReset(token: TokenState): void {
 }
 
 /** Holder figures of the token (the same as computeHolders(token, wallets)); a fresh object each call. */
-export function holderFigures(token: TokenState, wallets: Map<string, WalletState>): HoldersObject {
+export function holderFigures(token: TokenState, wallets: WalletReader): HoldersObject {
   const index = indexes.get(token) ?? build(token, wallets);
   if (index.dirty.size > 0) {
     for (const address of index.dirty) update(index, token, wallets, address);

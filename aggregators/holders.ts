@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Holders } from '../core/schemas.ts';
 import { ATTR, CATEGORIES, CATEGORY, type Category, type TokenState, type WalletState } from './state.ts';
 import { decText } from './format.ts';
-import { setHolding, walletKey } from './wallet-facts.ts';
+import { setHolding, walletKey, type WalletReader } from './wallet-facts.ts';
 
 export const SNIPER_WINDOW_MS = 15_000;
 export const FRESH_WALLET_MS = 24 * 3_600_000;
@@ -137,7 +137,7 @@ export const emptyCounts = (): number[] => CATEGORIES.map(() => 0);
  * Holder figures now, recomputed over every holder: the reference the incremental figures
  * (holder-index.ts) are tested against.
  */
-export function computeHolders(token: TokenState, wallets: Map<string, WalletState>): HoldersObject {
+export function computeHolders(token: TokenState, wallets: WalletReader): HoldersObject {
   let count = 0;
   const balances: bigint[] = [];
   const sums = emptySums();

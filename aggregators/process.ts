@@ -30,6 +30,7 @@ import {
 } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
 import { createWalletFacts, holdings, newWallet, setHolding } from './wallet-facts.ts';
+import type { WalletStore } from './wallet-store.ts';
 import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
 import {
   ATTR,
@@ -125,6 +126,8 @@ export function newTokenState(chain: Chain, address: string, decimals: number, t
 export interface ProcessorOptions {
   /** Embedded: event time without input after which a token is parked (aggregators/parking.ts); absent, none is. */
   parkIdleMs?: number;
+  /** Embedded: where idle wallets are parked (aggregators/wallet-store.ts); absent, every wallet stays. */
+  walletStore?: WalletStore;
 }
 
 /** A token about to lose a window trade within this much event time stays in memory. */
@@ -153,7 +156,11 @@ export function createProcessor(
   }
 
   // Distributed instances hold different `held` sets (owned tokens only): expiry would diverge.
-  const walletFacts = createWalletFacts(state.wallets, { expire: !partitioning });
+  const walletFacts = createWalletFacts(state.wallets, {
+    expire: !partitioning,
+    store: partitioning ? undefined : options.walletStore,
+    metrics,
+  });
   const wallet = walletFacts.get;
 
   function token(chain: Chain, address: string, decimals: number, time: number): TokenState {
@@ -296,7 +303,16 @@ export function createProcessor(
     }
   }
 
-  const ops: StateOps = { state, wallet, touch: walletFacts.touch, token, holder, setBalance, markWallet };
+  const ops: StateOps = {
+    state,
+    wallet,
+    peekWallet: walletFacts.peek,
+    touch: walletFacts.touch,
+    token,
+    holder,
+    setBalance,
+    markWallet,
+  };
 
   // Reused per trade: the hot path allocates no scratch arrays.
   const scratchClosed: ClosedBucket[] = [];
@@ -586,6 +602,7 @@ export function createProcessor(
 
   return {
     state,
+    wallets: walletFacts,
     swap,
     event,
     replaySwap: (s, context, out) => void applySwap(s, out, context),

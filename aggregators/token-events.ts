@@ -39,6 +39,8 @@ export function addPromotion(t: TokenState, promotion: Promotion): void {
 export interface StateOps {
   state: AggregatorState;
   wallet(chain: Chain, address: string): WalletState;
+  /** The wallet's facts if it has any (not created). */
+  peekWallet(chain: Chain, address: string): WalletState | undefined;
   /** Records the wallet's activity at an event time (wallet-facts.ts). */
   touch(wallet: WalletState, time: number): void;
   token(chain: Chain, address: string, decimals: number, time: number): TokenState;
@@ -50,7 +52,7 @@ export interface StateOps {
 }
 
 export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: BatchOutput): void {
-  const { state, wallet, touch, token, holder, setBalance, markWallet } = ops;
+  const { state, wallet, peekWallet, touch, token, holder, setBalance, markWallet } = ops;
   const chain = e.chain;
   const tokenAddress = e.token === null ? '' : normalizeAddress(chain, e.token);
   out.tokenEvents.push({ id: e.id, chain, token: tokenAddress, kind: e.kind, blockTime: e.blockTime, body: raw });
@@ -76,8 +78,7 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
     if (!w.fundedBy.includes(from) && w.fundedBy.length < 16) w.fundedBy.push(from);
     if (!w.funder) {
       const amountN = fromUnits(e.amount, CHAIN_INFO[chain].native.decimals);
-      const label =
-        e.fromLabel ?? state.wallets.get(walletKey(chain, from))?.labels.find((l) => l.startsWith('cex:')) ?? null;
+      const label = e.fromLabel ?? peekWallet(chain, from)?.labels.find((l) => l.startsWith('cex:')) ?? null;
       w.funder = { from, label, amountN, amountU: mul(amountN, markOf(state.marks, chain)), at: e.blockTime };
     }
     markWallet(w, to, out);

@@ -3,10 +3,10 @@
 import type { Token } from '../core/schemas.ts';
 import { ZERO, type Dec } from '../core/decimal.ts';
 import { CHAIN_INFO } from '../core/chains.ts';
-import { walletKey } from './wallet-facts.ts';
+import { walletKey, type WalletReader } from './wallet-facts.ts';
 import { holderFigures } from './holder-index.ts';
 import { quoteSymbol } from './pricing.ts';
-import type { PoolState, TokenState, WalletState } from './state.ts';
+import type { PoolState, TokenState } from './state.ts';
 import { windowStats } from './windows.ts';
 import { decText } from './format.ts';
 
@@ -19,7 +19,7 @@ export function poolsByDepth(t: TokenState): Array<[string, PoolState]> {
   );
 }
 
-export function buildToken(t: TokenState, wallets: Map<string, WalletState>): Token {
+export function buildToken(t: TokenState, wallets: WalletReader): Token {
   const pools = poolsByDepth(t);
   const dexes: string[] = [];
   let liqN = ZERO;

@@ -2,13 +2,25 @@
 // funders, trade count, and which tokens' figures depend on the wallet (held, created). Token
 // state reads them; they are chain-wide (every distributed instance keeps all of them). A wallet
 // that holds nothing, created nothing, carries no label and was idle for WALLET_IDLE_MS of its
-// chain's event time is forgotten (docs/holders.md): memory follows the active wallets.
+// chain's event time is forgotten (docs/holders.md). With a store (the embedded aggregator), a
+// wallet idle in memory for WALLET_PARK_IDLE_MS moves to disk at the next snapshot and comes back,
+// the same facts, on its next read: memory follows the active wallets.
+import v8 from 'node:v8';
 import { tokenKey, type Chain } from '../core/chains.ts';
+import type { Metrics } from '../core/metrics.ts';
 import type { WalletState } from './state.ts';
+import type { ParkedWalletRow, WalletStore } from './wallet-store.ts';
 
 export const WALLET_IDLE_MS = 24 * 3_600_000;
 /** Idle wallets are looked for each time a chain's watermark enters a new hour. */
 export const WALLET_EXPIRY_TICK_MS = 3_600_000;
+/** Event time without activity after which a wallet leaves memory for the store. */
+export const WALLET_PARK_IDLE_MS = 10 * 60_000;
+
+/** Wallet facts by wallet key (a Map of them is one): what holder figures and views read. */
+export interface WalletReader {
+  get(key: string): WalletState | undefined;
+}
 
 export interface WalletFacts {
   /** The wallet's facts, created empty when it has none. */
@@ -19,6 +31,13 @@ export interface WalletFacts {
   touch(wallet: WalletState, time: number): void;
   /** The chain's watermark moved from `old` to `time`: on a new hour, forgets its idle wallets. */
   tick(chain: Chain, old: number, time: number): number;
+  /** Reads by wallet key, from memory or the store. */
+  readonly reader: WalletReader;
+  /**
+   * Moves wallets idle since `idleBefore(chain)` to the store, at the version of the snapshot that
+   * follows; returns how many left memory (none without a store).
+   */
+  park(idleBefore: (chain: string) => number, version: number): number;
 }
 
 /** A wallet's key in the wallet-facts stage: `chain:address`, as token keys. */
@@ -52,16 +71,45 @@ export function setHolding(w: WalletState, key: string, holds: boolean): void {
   else if (w.held?.delete(key) && w.held.size === 0) w.held = undefined;
 }
 
-export function createWalletFacts(wallets: Map<string, WalletState>, options: { expire: boolean }): WalletFacts {
+export interface WalletFactsOptions {
+  /** Forget idle unpinned wallets (distributed instances keep every wallet: their holdings differ). */
+  expire: boolean;
+  /** Where idle wallets are parked (embedded); none keeps every wallet in memory. */
+  store?: WalletStore;
+  /** Counts wallets brought back from the store (aggregator.wallets_loaded). */
+  metrics?: Metrics;
+}
+
+export function createWalletFacts(wallets: Map<string, WalletState>, options: WalletFactsOptions): WalletFacts {
+  const store = options.store;
+  // Wallets brought back from the store, with the bytes they came as: unchanged, they are not rewritten.
+  const loaded = new WeakMap<WalletState, Buffer>();
+
+  function lookup(key: string): WalletState | undefined {
+    const live = wallets.get(key);
+    if (live || !store) return live;
+    const facts = store.get(key);
+    if (!facts) return undefined;
+    const w = v8.deserialize(facts) as WalletState;
+    loaded.set(w, facts);
+    wallets.set(key, w);
+    options.metrics?.inc('aggregator.wallets_loaded');
+    return w;
+  }
+
+  const reader: WalletReader = { get: lookup };
+
   return {
+    reader,
+
     get(chain, address) {
       const key = walletKey(chain, address);
-      let w = wallets.get(key);
+      let w = lookup(key);
       if (!w) wallets.set(key, (w = newWallet(0)));
       return w;
     },
 
-    peek: (chain, address) => wallets.get(walletKey(chain, address)),
+    peek: (chain, address) => lookup(walletKey(chain, address)),
 
     touch(w, time) {
       if (time > w.at) w.at = time;
@@ -72,14 +120,40 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: { 
         return 0;
       const prefix = `${chain}:`;
       const idleBefore = time - WALLET_IDLE_MS;
-      let forgotten = 0;
+      const forgotten: string[] = [];
       for (const [key, w] of wallets) {
         if (w.at <= idleBefore && unpinned(w) && key.startsWith(prefix)) {
           wallets.delete(key);
-          forgotten++;
+          forgotten.push(key);
         }
       }
-      return forgotten;
+      if (!store) return forgotten.length;
+      // One brought back from the store may still have a row there (written when it was pinned).
+      store.remove(forgotten);
+      return forgotten.length + store.forget(chain, idleBefore);
+    },
+
+    park(idleBefore, version) {
+      if (!store) return 0;
+      const rows: ParkedWalletRow[] = [];
+      const bounds = new Map<string, number>();
+      for (const [key, w] of wallets) {
+        const chain = key.slice(0, key.indexOf(':'));
+        let bound = bounds.get(chain);
+        if (bound === undefined) bounds.set(chain, (bound = idleBefore(chain)));
+        if (w.at > bound) continue;
+        const facts = v8.serialize(w);
+        const before = loaded.get(w);
+        if (!before || !before.equals(facts)) rows.push({ key, chain, at: w.at, pinned: !unpinned(w), facts });
+      }
+      store.put(rows, version);
+      let parked = 0;
+      for (const [key, w] of wallets) {
+        if (w.at > bounds.get(key.slice(0, key.indexOf(':')))!) continue;
+        wallets.delete(key);
+        parked++;
+      }
+      return parked;
     },
   };
 }

@@ -1,7 +1,7 @@
-// Idle tokens are kept serialised off the JS heap (aggregators/parking.ts) and come back on their
-// next input, decay tick or read: a run that parks after one idle minute (and restarts from a
-// snapshot holding parked tokens) writes the same tables and builds the same tokens as a run that
-// parks none.
+// Idle tokens are kept serialised off the JS heap (aggregators/parking.ts) and idle wallets on disk
+// (aggregators/wallet-store.ts); both come back on their next input or read: a run that parks after
+// one idle minute (and restarts from a snapshot holding parked tokens and wallets) writes the same
+// tables and builds the same tokens as a run that parks none.
 import assert from 'node:assert/strict';
 import type { Context } from '../core/context.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
@@ -48,6 +48,7 @@ describe('aggregator parking (embedded log + chDB)', function () {
         maxBatch: 200,
         snapshotEveryMessages: 100,
         parkIdleMs,
+        walletParkIdleMs: parkIdleMs,
       });
       await aggregator.start();
       await aggregator.drain();
@@ -66,6 +67,9 @@ describe('aggregator parking (embedded log + chDB)', function () {
       assert.equal(parked.bytes.buffer.byteLength, parked.bytes.byteLength, 'a loaded token owns its bytes');
     const parkedFirst = ctx.metrics.get('aggregator.parked');
     assert.ok(parkedFirst > 0);
+    const walletsParkedFirst = ctx.metrics.get('aggregator.wallets_parked');
+    assert.ok(walletsParkedFirst > 0, 'wallets moved to disk');
+    assert.ok(saved.wallets.size < walletsParkedFirst, 'the snapshot holds only the wallets in memory');
 
     await produceScenario(
       log,
@@ -73,6 +77,8 @@ describe('aggregator parking (embedded log + chDB)', function () {
     );
     const parking = await run('parking', 60_000);
     assert.ok(ctx.metrics.get('aggregator.parked') > parkedFirst, 'tokens parked again after the restart');
+    assert.ok(ctx.metrics.get('aggregator.wallets_parked') > walletsParkedFirst, 'wallets parked after the restart');
+    assert.ok(ctx.metrics.get('aggregator.wallets_loaded') > 0, 'parked wallets came back');
     const parkingTables = await dumpTables(client);
     const parkingTokens = byKey(parking.tokens());
 

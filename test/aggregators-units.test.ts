@@ -34,6 +34,8 @@ import {
 } from '../aggregators/state.ts';
 import { readSnapshot, serializeState, writeSnapshotFile } from '../aggregators/snapshot.ts';
 import { tokenIn } from '../aggregators/parking.ts';
+import { openWalletStore } from '../aggregators/wallet-store.ts';
+import { createWalletFacts, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
@@ -830,3 +832,92 @@ describe('aggregator snapshot with parked tokens', () => {
 function newStateWith(state: ReturnType<typeof newState>, key: string, parked: ParkedToken) {
   return { ...newState(), watermarks: state.watermarks, parked: new Map([[key, parked]]) };
 }
+
+describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-wallets-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const facts = (trades: number) => v8.serialize({ ...newWallet(1000), trades });
+  const tradesOf = (bytes: Buffer | undefined) => (bytes ? (v8.deserialize(bytes) as { trades: number }).trades : null);
+
+  it('a restart from an older snapshot finds the rows that snapshot expects', () => {
+    const file = path.join(dir, 'w.sqlite');
+    let store = openWalletStore(file);
+    store.rollback(0);
+    const row = (key: string, trades: number) => ({
+      key,
+      chain: 'solana',
+      at: 1000,
+      pinned: true,
+      facts: facts(trades),
+    });
+    store.put([row('solana:a', 1), row('solana:b', 1)], 100);
+    store.confirm(100);
+    // Written for snapshot 200, which never reached the disk; then again for the retry, 300.
+    store.put([row('solana:a', 2), row('solana:c', 2)], 200);
+    store.put([row('solana:a', 3)], 300);
+    assert.equal(tradesOf(store.get('solana:a')), 3);
+    store.close();
+
+    store = openWalletStore(file);
+    store.rollback(100);
+    assert.equal(tradesOf(store.get('solana:a')), 1, 'back to the version snapshot 100 names');
+    assert.equal(tradesOf(store.get('solana:b')), 1);
+    assert.equal(store.get('solana:c'), undefined, 'in memory at snapshot 100: no row');
+    assert.equal(store.count(), 2);
+    store.close();
+
+    store = openWalletStore(file);
+    store.rollback(0);
+    assert.equal(store.count(), 0, 'no snapshot: no parked wallet');
+    store.close();
+  });
+
+  it('forgets only idle unpinned rows a snapshot confirmed', () => {
+    const store = openWalletStore(path.join(dir, 'w.sqlite'));
+    store.rollback(0);
+    const row = (key: string, at: number, pinned: boolean) => ({ key, chain: 'base', at, pinned, facts: facts(0) });
+    store.put([row('base:idle', 10, false), row('base:held', 10, true), row('base:recent', 500, false)], 50);
+    assert.equal(store.forget('base', 100), 0, 'version 50 not confirmed yet');
+    store.confirm(50);
+    assert.equal(store.forget('solana', 100), 0, 'another chain');
+    assert.equal(store.forget('base', 100), 1);
+    assert.equal(store.get('base:idle'), undefined);
+    assert.ok(store.get('base:held') && store.get('base:recent'));
+    store.close();
+    assert.ok(store.get('base:held'), 'read after close');
+  });
+
+  it('an idle wallet parks and comes back with the same facts; an unchanged one is not rewritten', () => {
+    const store = openWalletStore(path.join(dir, 'w.sqlite'));
+    store.rollback(0);
+    const wallets = new Map();
+    const stage = createWalletFacts(wallets, { expire: true, store });
+    const w = stage.get('solana', 'W1');
+    stage.touch(w, 1000);
+    w.trades = 7;
+    w.fundedBy.push('F1');
+    setHolding(w, 'solana:T1', true);
+    stage.touch(stage.get('solana', 'W2'), 5000);
+    assert.equal(
+      stage.park(() => 2000, 10),
+      1,
+    );
+    assert.deepEqual([...wallets.keys()], ['solana:W2']);
+    const back = stage.peek('solana', 'W1')!;
+    assert.deepEqual(back, w);
+    assert.ok(back.held instanceof Set && back.held.has('solana:T1'));
+    store.confirm(10);
+    // Parked again unchanged: the row keeps its version (a restart at 10 still finds it).
+    assert.equal(
+      stage.park(() => 2000, 20),
+      1,
+    );
+    store.rollback(10);
+    assert.deepEqual(stage.reader.get('solana:W1'), w);
+    store.close();
+  });
+});

@@ -1,0 +1,121 @@
+// Parked wallet facts on local disk (one SQLite file beside the snapshot): a wallet idle in memory
+// moves here at a snapshot and comes back on its next read. A day of the mainnet profile brings
+// millions of wallets, most holding dust of a dead token; on disk they cost no memory.
+//
+// Rows are written only at snapshots, versioned by the state's `processed` then. Each row keeps the
+// version before it while that one is the newest a written snapshot may name, so a restart from an
+// older snapshot (the last write crashed) rolls every row back to what that snapshot expects.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export interface ParkedWalletRow {
+  key: string;
+  chain: string;
+  /** The wallet's last activity (event time): forgotten rows are idle and unpinned. */
+  at: number;
+  /** Something depends on it (a holding, a creation, a label): never forgotten. */
+  pinned: boolean;
+  facts: Uint8Array;
+}
+
+export interface WalletStore {
+  get(key: string): Buffer | undefined;
+  /** Writes parked wallets at the version of the snapshot that follows. */
+  put(rows: ParkedWalletRow[], version: number): void;
+  /** The snapshot of this version is on disk: rows up to it are what a restart finds. */
+  confirm(version: number): void;
+  /** At start, with the loaded snapshot's version (0 without one): rows written after it are undone. */
+  rollback(version: number): void;
+  /** Drops rows of wallets forgotten in memory (idle and unpinned; docs/memory.md). */
+  remove(keys: string[]): void;
+  /** Drops the chain's unpinned rows idle since `idleBefore` whose version a snapshot confirmed. */
+  forget(chain: string, idleBefore: number): number;
+  /** Rows on disk. */
+  count(): number;
+  close(): void;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS wallets (
+  key TEXT PRIMARY KEY, chain TEXT NOT NULL, at INTEGER NOT NULL, pinned INTEGER NOT NULL,
+  version INTEGER NOT NULL, facts BLOB NOT NULL,
+  prev_version INTEGER, prev_at INTEGER, prev_pinned INTEGER, prev_facts BLOB);
+CREATE INDEX IF NOT EXISTS wallets_idle ON wallets (chain, at) WHERE pinned = 0;`;
+
+export function openWalletStore(file: string): WalletStore {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('cache_size = -8192');
+  db.exec(SCHEMA);
+  // The newest version a written snapshot names: rows above it may still be undone.
+  let durable = 0;
+  let get = db.prepare<[string], { facts: Buffer }>('SELECT facts FROM wallets WHERE key = ?');
+  let closed = false;
+  const upsert = db.prepare(`
+INSERT INTO wallets (key, chain, at, pinned, version, facts) VALUES (@key, @chain, @at, @pinned, @version, @facts)
+ON CONFLICT (key) DO UPDATE SET
+  prev_version = CASE WHEN version <= @durable THEN version ELSE prev_version END,
+  prev_at = CASE WHEN version <= @durable THEN at ELSE prev_at END,
+  prev_pinned = CASE WHEN version <= @durable THEN pinned ELSE prev_pinned END,
+  prev_facts = CASE WHEN version <= @durable THEN facts ELSE prev_facts END,
+  at = excluded.at, pinned = excluded.pinned, version = excluded.version, facts = excluded.facts`);
+  const dropNew = db.prepare('DELETE FROM wallets WHERE version > ? AND (prev_version IS NULL OR prev_version > ?)');
+  const restorePrev = db.prepare(`
+UPDATE wallets SET version = prev_version, at = prev_at, pinned = prev_pinned, facts = prev_facts,
+  prev_version = NULL, prev_at = NULL, prev_pinned = NULL, prev_facts = NULL
+WHERE version > ?`);
+  const removeOne = db.prepare('DELETE FROM wallets WHERE key = ?');
+  const forgetIdle = db.prepare('DELETE FROM wallets WHERE chain = ? AND pinned = 0 AND at <= ? AND version <= ?');
+  const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM wallets');
+
+  const putAll = db.transaction((rows: ParkedWalletRow[], version: number) => {
+    for (const row of rows)
+      upsert.run({
+        key: row.key,
+        chain: row.chain,
+        at: row.at,
+        pinned: row.pinned ? 1 : 0,
+        version,
+        facts: row.facts,
+        durable,
+      });
+  });
+  const removeAll = db.transaction((keys: string[]) => {
+    for (const key of keys) removeOne.run(key);
+  });
+  const rollbackAll = db.transaction((version: number) => {
+    dropNew.run(version, version);
+    restorePrev.run(version);
+  });
+
+  return {
+    get(key) {
+      // Reads after close (a stopped aggregator's tokens) go to a read-only connection.
+      if (closed && !get.database.open)
+        get = new Database(file, { readonly: true }).prepare('SELECT facts FROM wallets WHERE key = ?');
+      return get.get(key)?.facts;
+    },
+    put(rows, version) {
+      if (rows.length > 0) putAll(rows, version);
+    },
+    confirm(version) {
+      if (version > durable) durable = version;
+    },
+    rollback(version) {
+      rollbackAll(version);
+      durable = version;
+    },
+    remove(keys) {
+      if (keys.length > 0) removeAll(keys);
+    },
+    forget: (chain, idleBefore) => forgetIdle.run(chain, idleBefore, durable).changes,
+    count: () => countAll.get()!.n,
+    close() {
+      closed = true;
+      db.close();
+    },
+  };
+}
