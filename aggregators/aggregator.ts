@@ -586,7 +586,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       state = loaded ?? newState();
       if (options.partitioned) unparkAll(state);
       else {
-        walletStore = openWalletStore(path.join(snapshotDir(ctx), `wallets-${name}.sqlite`));
+        walletStore = openWalletStore(path.join(snapshotDir(ctx), `wallets-${name}.sqlite`), !loaded);
         // Rows a later snapshot would have named are undone: the loaded state expects the ones before.
         walletStore.rollback(loaded ? state.processed : 0);
       }

@@ -105,12 +105,12 @@ function readSections(bytes: Buffer, file: string): AggregatorState | null {
   return state;
 }
 
-/** Removes every snapshot (spot replay starts from an empty state). */
+/** Removes every snapshot and the wallets parked beside it (spot replay starts from an empty state). */
 export function dropSnapshots(ctx: Context): void {
   const dir = snapshotDir(ctx);
   if (!fs.existsSync(dir)) return;
   for (const file of fs.readdirSync(dir))
-    if (file.startsWith('snapshot-')) fs.rmSync(path.join(dir, file), { force: true });
+    if (file.startsWith('snapshot-') || file.startsWith('wallets-')) fs.rmSync(path.join(dir, file), { force: true });
 }
 
 /** One token's state as stored in ClickHouse (base64 of its v8 serialisation). */

@@ -43,8 +43,10 @@ CREATE TABLE IF NOT EXISTS wallets (
   prev_version INTEGER, prev_at INTEGER, prev_pinned INTEGER, prev_facts BLOB);
 CREATE INDEX IF NOT EXISTS wallets_idle ON wallets (chain, at) WHERE pinned = 0;`;
 
-export function openWalletStore(file: string): WalletStore {
+/** Opens the store; `fresh` starts it empty (no snapshot names any of its rows). */
+export function openWalletStore(file: string, fresh = false): WalletStore {
   fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (fresh) for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
