@@ -649,6 +649,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         }
         await flushViews();
         await sinks.drain();
+        // The last views unparked the tokens they read: the final snapshot keeps every idle one parked.
+        processor.parkIdle();
         await snapshot();
         await snapshotWrite;
       });

@@ -60,6 +60,8 @@ export interface Processor {
   readonly state: AggregatorState;
   /** The wallet-facts stage over state.wallets (and the parked wallets' store, embedded). */
   readonly wallets: WalletFacts;
+  /** Embedded: parks every idle token now (before the last snapshot, views published); returns how many. */
+  parkIdle(): number;
   swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;
   event(event: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void;
   /** Hand-over: a journaled swap applied to owned state in the context it was first priced in. */

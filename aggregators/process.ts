@@ -53,7 +53,13 @@ import {
   type TradeRec,
 } from './windows.ts';
 import { clampPct, decTextOnce, unitsText } from './format.ts';
-import type { BatchOutput, InputPosition, Partitioning, Processor } from './contracts.ts';
+import {
+  newBatchOutput,
+  type BatchOutput,
+  type InputPosition,
+  type Partitioning,
+  type Processor,
+} from './contracts.ts';
 import { forgetOldIds, seenBefore } from './dedupe.ts';
 import { PARK_TICK_MS, parkToken, tokenIn } from './parking.ts';
 
@@ -239,7 +245,7 @@ export function createProcessor(
   }
 
   /** The chain's tokens idle for `idleMs` leave the heap, unless their views or a decay are due. */
-  function parkIdle(chain: Chain, time: number, idleMs: number, out: BatchOutput): void {
+  function parkIdle(chain: Chain, time: number, idleMs: number, out: BatchOutput): number {
     const tracked = activeOf(chain);
     let parked = 0;
     for (const [key, t] of state.tokens) {
@@ -254,6 +260,7 @@ export function createProcessor(
       parked++;
     }
     if (parked > 0) metrics.inc('aggregator.parked', parked);
+    return parked;
   }
 
   function poolUpdate(t: TokenState, swap: RawSwap, pool: string, rate: QuoteRate | null): void {
@@ -603,6 +610,13 @@ export function createProcessor(
   return {
     state,
     wallets: walletFacts,
+    parkIdle() {
+      if (parkIdleMs === undefined) return 0;
+      let parked = 0;
+      for (const [chain, time] of Object.entries(state.watermarks))
+        parked += parkIdle(chain as Chain, time, parkIdleMs, newBatchOutput());
+      return parked;
+    },
     swap,
     event,
     replaySwap: (s, context, out) => void applySwap(s, out, context),

@@ -220,6 +220,9 @@ describe('clickhouse store (chDB)', () => {
   before(async () => {
     const { ctx, client } = await sharedChdb();
     store = createStore(ctx, client);
+    // Suites run before this one in the same process share the store (their tokens, e.g. WSOL).
+    await store.migrate();
+    await store.truncateDerived();
   });
 
   it('runs the migrations idempotently', async () => {
