@@ -5,6 +5,7 @@
 // to ClickHouse, as do history pages and anything the views cannot answer exactly.
 import crypto from 'node:crypto';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import type { SpotStore } from '../clickhouse/types.ts';
 import { CHAINS, tokenKey, type Chain } from '../core/chains.ts';
@@ -70,6 +71,9 @@ export interface HotViewsOptions {
 }
 
 const UNPACKED_CANDLES = 256;
+/** A token version not replaced for this long is deflated (token-pack.ts). */
+const PLAIN_MS = 2_000;
+const PACK_EVERY_MS = 100;
 
 interface CandleState {
   updatedAt: number;
@@ -157,6 +161,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   };
   const consumers: Consumer[] = [];
   let sweepTimer: NodeJS.Timeout | undefined;
+  let packTimer: NodeJS.Timeout | undefined;
   let readyPromise: Promise<void> = Promise.resolve();
 
   function applyToken(token: Token): void {
@@ -168,6 +173,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     tokens.delete(key);
     tokens.set(key, entry);
     discovery.upsert(entry, previous);
+    if (previous) packer.drop(previous);
   }
 
   function applyTrade(message: PricedTradeMessage): void {
@@ -208,6 +214,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       if (entry.token.updatedAt >= cutoff) break;
       tokens.delete(key);
       discovery.remove(entry);
+      packer.drop(entry);
     }
     for (const [key, ring] of tokenRings) {
       const last = ring.items[ring.items.length - 1];
@@ -328,6 +335,12 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
       sweepTimer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
       sweepTimer.unref();
+      // Token versions not replaced for PLAIN_MS are deflated, one slice at a time.
+      packTimer = setInterval(() => {
+        const slicer = createSlicer();
+        packer.pack(performance.now() - PLAIN_MS, slicer.due);
+      }, PACK_EVERY_MS);
+      packTimer.unref();
       await seedFeeds();
       await readyPromise;
       logger.info({ tokens: tokens.size }, 'hot views ready');
@@ -335,6 +348,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
     async stop() {
       if (sweepTimer) clearInterval(sweepTimer);
+      if (packTimer) clearInterval(packTimer);
       await Promise.all(
         consumers.splice(0).map((c) => c.stop().catch((error) => logger.warn({ err: error }, 'consumer stop failed'))),
       );

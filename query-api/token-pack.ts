@@ -1,7 +1,10 @@
 // Tokens as the views hold them: the JSON deflated against a dictionary of the Token schema's
 // shape (about a fifth of the text), plus a slim object with only the fields discovery reads.
 // The full JSON of recently read tokens is kept in a bounded LRU of response Buffers, so hot
-// reads cost a Map lookup and cold ones one inflate (tens of microseconds).
+// reads cost a Map lookup and cold ones one inflate (tens of microseconds). A new version stays
+// plain until it has not been replaced for a while (pack()): a token trading all the time gets a
+// version every views pass, and deflating each (~50 µs) was most of the serving thread's catch-up.
+import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import type { TSchema } from '@sinclair/typebox';
 import { Token as TokenSchema, type Column, type SortField, type Token } from '../core/schemas.ts';
@@ -12,8 +15,10 @@ export interface TokenEntry {
   key: string;
   /** The fields discovery filters, sorts and columns read (typed as Token: nothing else is read). */
   token: Token;
-  /** deflate-raw output as a latin1 string: one byte per byte inside the JS heap, no Buffer object. */
-  packed: string;
+  /** deflate-raw output as a latin1 string: one byte per byte inside the JS heap, no Buffer object (null while plain). */
+  packed: string | null;
+  /** The JSON until it is packed (an entry dropped while plain keeps it for readers still holding it). */
+  plain: Buffer | null;
   column: Column | null;
   sortCache: Partial<Record<SortField, SortValue>>;
 }
@@ -22,7 +27,17 @@ export interface TokenPacker {
   entry(key: string, token: Token): TokenEntry;
   /** The token's full JSON (the token details body). */
   body(entry: TokenEntry): Buffer;
+  /** The entry was replaced or removed: its body is not needed any more. */
+  drop(entry: TokenEntry): void;
+  /**
+   * Deflates the plain versions made before `madeBefore` (performance.now()), oldest first, while
+   * `due` says the slice has time left; returns how many stay plain.
+   */
+  pack(madeBefore: number, due?: () => boolean): number;
 }
+
+/** Plain versions kept at most (~5 KB each); past it, the oldest is deflated at once. */
+const MAX_PLAIN = 4096;
 
 /** A JSON value shaped like the schema, strings as "0": the keys and punctuation a token repeats. */
 function skeleton(schema: TSchema): unknown {
@@ -93,33 +108,61 @@ function slim(t: Token): Token {
   } as unknown as Token;
 }
 
-export function createTokenPacker(options: { hotBodies?: number } = {}): TokenPacker {
+export function createTokenPacker(options: { hotBodies?: number; maxPlain?: number } = {}): TokenPacker {
   const capacity = options.hotBodies ?? 1024;
+  const maxPlain = options.maxPlain ?? MAX_PLAIN;
   // Least recently read first.
   const hot = new Map<TokenEntry, Buffer>();
+  // Versions not deflated yet, oldest first, with when they were made.
+  const plain = new Map<TokenEntry, number>();
 
   const remember = (entry: TokenEntry, body: Buffer) => {
     hot.set(entry, body);
     if (hot.size > capacity) hot.delete(hot.keys().next().value as TokenEntry);
   };
 
+  function packOne(entry: TokenEntry): void {
+    // Level 1: a token version is packed once per update, so packing speed matters more than the last bytes.
+    entry.packed = zlib.deflateRawSync(entry.plain!, { dictionary: DICTIONARY, level: 1 }).toString('latin1');
+    entry.plain = null;
+    plain.delete(entry);
+  }
+
   return {
     entry(key, token) {
-      const json = Buffer.from(JSON.stringify(token));
-      // Level 1: a token version is packed once per update, so packing speed matters more than the last bytes.
-      const packed = zlib.deflateRawSync(json, { dictionary: DICTIONARY, level: 1 }).toString('latin1');
-      const entry: TokenEntry = { key, token: slim(token), packed, column: columnOf(token), sortCache: {} };
+      const entry: TokenEntry = {
+        key,
+        token: slim(token),
+        packed: null,
+        plain: Buffer.from(JSON.stringify(token)),
+        column: columnOf(token),
+        sortCache: {},
+      };
+      plain.set(entry, performance.now());
+      if (plain.size > maxPlain) packOne(plain.keys().next().value as TokenEntry);
       return entry;
     },
     body(entry) {
+      if (entry.plain) return entry.plain;
       let body = hot.get(entry);
       if (body !== undefined) {
         hot.delete(entry);
       } else {
-        body = zlib.inflateRawSync(Buffer.from(entry.packed, 'latin1'), { dictionary: DICTIONARY });
+        body = zlib.inflateRawSync(Buffer.from(entry.packed!, 'latin1'), { dictionary: DICTIONARY });
       }
       remember(entry, body);
       return body;
+    },
+    drop(entry) {
+      plain.delete(entry);
+      hot.delete(entry);
+    },
+    pack(madeBefore, due) {
+      for (const [entry, madeAt] of plain) {
+        if (madeAt >= madeBefore || due?.()) break;
+        packOne(entry);
+      }
+      return plain.size;
     },
   };
 }

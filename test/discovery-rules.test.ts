@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { parse } from '../core/decimal.ts';
 import type { Token } from '../core/schemas.ts';
 import { bondingCurveActivity, columnOf, effectiveSort, sortValue } from '../query-api/discovery-rules.ts';
+import { createTokenPacker } from '../query-api/token-pack.ts';
+import { sampleToken } from './fixtures/spec-samples.ts';
 
 describe('discovery rules', () => {
   const base = {
@@ -36,5 +38,41 @@ describe('discovery default sorts', () => {
     assert.equal(effectiveSort('graduating', 'bondingCurvePct'), 'bondingCurveActivity');
     assert.equal(effectiveSort('newPairs', null), 'createdAt');
     assert.equal(effectiveSort('graduated', undefined), 'graduatedAt');
+  });
+});
+
+describe('token versions as the views hold them (token-pack.ts)', () => {
+  const version = (name: string) => ({ ...(sampleToken() as unknown as Token), name });
+
+  it('serves a version plain until it is packed, then the same bytes inflated', () => {
+    const packer = createTokenPacker();
+    const token = version('Plain');
+    const entry = packer.entry('solana:x', token);
+    assert.equal(entry.packed, null);
+    assert.equal(packer.body(entry).toString(), JSON.stringify(token));
+    assert.equal(packer.pack(Number.NEGATIVE_INFINITY), 1, 'made after the cut: stays plain');
+    assert.equal(packer.pack(Number.POSITIVE_INFINITY), 0);
+    assert.equal(entry.plain, null);
+    assert.ok(entry.packed !== null && entry.packed.length < JSON.stringify(token).length / 2);
+    assert.equal(packer.body(entry).toString(), JSON.stringify(token));
+  });
+
+  it('never deflates a version replaced while plain, keeps its body for readers, and bounds the plain ones', () => {
+    const packer = createTokenPacker({ maxPlain: 2 });
+    const first = packer.entry('solana:x', version('First'));
+    packer.drop(first);
+    assert.equal(packer.pack(Number.POSITIVE_INFINITY), 0);
+    assert.equal(first.packed, null, 'dropped: not packed');
+    assert.equal(JSON.parse(packer.body(first).toString()).name, 'First');
+    const [a, b, c] = ['A', 'B', 'C'].map((name) => packer.entry(`solana:${name}`, version(name)));
+    assert.ok(a!.packed !== null && b!.packed === null && c!.packed === null, 'the oldest past the bound is packed');
+    assert.equal(JSON.parse(packer.body(a!).toString()).name, 'A');
+    let asked = 0;
+    assert.equal(
+      packer.pack(Number.POSITIVE_INFINITY, () => asked++ > 0),
+      1,
+      'the slice ended after one',
+    );
+    assert.ok(b!.packed !== null && c!.packed === null);
   });
 });
