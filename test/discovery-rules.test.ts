@@ -53,7 +53,8 @@ describe('token versions as the views hold them (token-pack.ts)', () => {
     assert.equal(packer.pack(Number.NEGATIVE_INFINITY), 1, 'made after the cut: stays plain');
     assert.equal(packer.pack(Number.POSITIVE_INFINITY), 0);
     assert.equal(entry.plain, null);
-    assert.ok(entry.packed !== null && entry.packed.length < JSON.stringify(token).length / 2);
+    const packed = entry.packed as string | null;
+    assert.ok(packed !== null && packed.length < JSON.stringify(token).length / 2);
     assert.equal(packer.body(entry).toString(), JSON.stringify(token));
   });
 
