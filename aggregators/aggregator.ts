@@ -2,7 +2,6 @@
 // derived state, writes the store (sinks first), publishes trades, conflated tokens and candles,
 // then snapshots the state with the offsets it covers. A restart loads the snapshot and seeks
 // there, so nothing is lost or counted twice (sinks are idempotent for re-processed messages).
-import path from 'node:path';
 import type { Chain } from '../core/chains.ts';
 import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
@@ -23,8 +22,8 @@ import {
   readSnapshot,
   serializeState,
   snapshotBytes,
-  snapshotDir,
   snapshotPath,
+  walletStorePath,
   writeSnapshotFile,
 } from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
@@ -586,7 +585,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       state = loaded ?? newState();
       if (options.partitioned) unparkAll(state);
       else {
-        walletStore = openWalletStore(path.join(snapshotDir(ctx), `wallets-${name}.sqlite`), !loaded);
+        walletStore = openWalletStore(walletStorePath(ctx, name), !loaded);
         // Rows a later snapshot would have named are undone: the loaded state expects the ones before.
         walletStore.rollback(loaded ? state.processed : 0);
       }

@@ -24,6 +24,11 @@ export function snapshotPath(ctx: Context, name: string): string {
   return path.join(snapshotDir(ctx), `snapshot-${name}.bin`);
 }
 
+/** The aggregator's parked wallets (wallet-store.ts), beside its snapshot. */
+export function walletStorePath(ctx: Context, name: string): string {
+  return path.join(snapshotDir(ctx), `wallets-${name}.sqlite`);
+}
+
 const SNAPSHOT_MAGIC = Buffer.from('SPOTSNP2');
 const HEAD_BYTES = SNAPSHOT_MAGIC.length + 16;
 /** Written in pieces of about this size (parked tokens are ~2 KB each). */

@@ -120,40 +120,39 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
         return 0;
       const prefix = `${chain}:`;
       const idleBefore = time - WALLET_IDLE_MS;
-      const forgotten: string[] = [];
+      let forgotten = 0;
+      // One brought back from the store may still have a row there (written when it was pinned).
+      const withRows: string[] = [];
       for (const [key, w] of wallets) {
         if (w.at <= idleBefore && unpinned(w) && key.startsWith(prefix)) {
           wallets.delete(key);
-          forgotten.push(key);
+          forgotten++;
+          if (loaded.has(w)) withRows.push(key);
         }
       }
-      if (!store) return forgotten.length;
-      // One brought back from the store may still have a row there (written when it was pinned).
-      store.remove(forgotten);
-      return forgotten.length + store.forget(chain, idleBefore);
+      if (!store) return forgotten;
+      store.remove(withRows);
+      return forgotten + store.forget(chain, idleBefore);
     },
 
     park(idleBefore, version) {
       if (!store) return 0;
       const rows: ParkedWalletRow[] = [];
+      const leaving: string[] = [];
       const bounds = new Map<string, number>();
       for (const [key, w] of wallets) {
         const chain = key.slice(0, key.indexOf(':'));
         let bound = bounds.get(chain);
         if (bound === undefined) bounds.set(chain, (bound = idleBefore(chain)));
         if (w.at > bound) continue;
+        leaving.push(key);
         const facts = v8.serialize(w);
         const before = loaded.get(w);
         if (!before || !before.equals(facts)) rows.push({ key, chain, at: w.at, pinned: !unpinned(w), facts });
       }
       store.put(rows, version);
-      let parked = 0;
-      for (const [key, w] of wallets) {
-        if (w.at > bounds.get(key.slice(0, key.indexOf(':')))!) continue;
-        wallets.delete(key);
-        parked++;
-      }
-      return parked;
+      for (const key of leaving) wallets.delete(key);
+      return leaving.length;
     },
   };
 }

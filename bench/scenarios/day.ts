@@ -5,9 +5,8 @@
 // process, and what the aggregator state costs at the end per token and per wallet (its snapshot,
 // serialised, and the process heap after a full GC).
 import fs from 'node:fs';
-import path from 'node:path';
 import v8 from 'node:v8';
-import { readSnapshot, snapshotDir, snapshotPath } from '../../aggregators/snapshot.ts';
+import { readSnapshot, snapshotPath, walletStorePath } from '../../aggregators/snapshot.ts';
 import { openWalletStore } from '../../aggregators/wallet-store.ts';
 import { startAggregator } from '../../cli/roles.ts';
 import { startIngest } from '../../cli/ingest-role.ts';
@@ -71,7 +70,7 @@ runScenarioMain<Params>(
     const tokensBytes = v8.serialize(state.tokens).length + parkedBytes;
     const walletsBytes = v8.serialize(state.wallets).length;
     // Idle wallets are on disk (aggregators/wallet-store.ts): counted, not in memory.
-    const walletFile = path.join(snapshotDir(ctx), 'wallets-default.sqlite');
+    const walletFile = walletStorePath(ctx, 'default');
     const walletStore = openWalletStore(walletFile);
     const walletsParked = walletStore.count();
     walletStore.close();
