@@ -7,7 +7,10 @@ import { decodeEventLog, type Hex } from 'viem';
 import { EVENTS, TOPIC0, type EventName } from '../ingest/evm/abi.ts';
 import { compileEventDecoder } from '../ingest/evm/event-decoders.ts';
 import { base58Decode, base58Encode } from '../ingest/solana/base58.ts';
-import { isOnCurve, isOnCurveEuler, jacobi } from '../ingest/solana/pda.ts';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { encodeFields, type Layout } from '../ingest/solana/borsh.ts';
+import { deriveProgramAddress, findProgramAddress, isOnCurve, isOnCurveEuler, jacobi } from '../ingest/solana/pda.ts';
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
@@ -95,6 +98,43 @@ describe('ed25519 on-curve test', () => {
       const euler = a % p === 0n ? 0 : modPowSmall(a, (p - 1n) / 2n, p) === 1n ? 1 : -1;
       assert.equal(jacobi(a, p), euler, `a = ${a}`);
     }
+  });
+});
+
+describe('program-derived addresses', () => {
+  it('caches by the seed list, not by the seeds run together', () => {
+    const program = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
+    const whole = findProgramAddress([Buffer.from('ab:c')], program);
+    const split = findProgramAddress([Buffer.from('ab'), Buffer.from('c')], program);
+    const splitColon = findProgramAddress([Buffer.from('ab:'), Buffer.from('c')], program);
+    assert.equal(whole, deriveProgramAddress([Buffer.from('ab:c')], program));
+    assert.equal(split, deriveProgramAddress([Buffer.from('ab'), Buffer.from('c')], program));
+    assert.equal(splitColon, deriveProgramAddress([Buffer.from('ab:'), Buffer.from('c')], program));
+    assert.notEqual(split, splitColon);
+    // Seeds are hashed run together: 'ab' + ':c' is the same address as 'ab:' + 'c', from a cache key of its own.
+    assert.equal(findProgramAddress([Buffer.from('ab'), Buffer.from(':c')], program), splitColon);
+  });
+});
+
+describe('borsh encoder', () => {
+  it("keeps cached keys in slabs of their own, not in Node's shared buffer pool", () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const layout: Layout = { name: 'probe', discriminator: '0102030405060708', fields: [['key', 'pubkey']] };
+    const keys = Array.from({ length: 20_000 }, () => base58Encode(crypto.randomBytes(32)));
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    // Between encodes other work takes small buffers from the pool (here 1 KB, dropped at once); a
+    // cached key that is a pool slice keeps its 8 KB slab alive after the rest of it is garbage.
+    let churn = 0;
+    for (const key of keys) {
+      encodeFields(layout, { key });
+      churn += Buffer.allocUnsafe(1024).length;
+    }
+    assert.equal(churn, 1024 * keys.length);
+    gc();
+    const grown = process.memoryUsage().arrayBuffers - before;
+    assert.ok(grown < 2_000_000, `20,000 cached keys hold ${grown} bytes of buffers`);
   });
 });
 

@@ -4,7 +4,7 @@ import { base58Decode } from './base58.ts';
 import { solanaSignature } from './address.ts';
 import { buildTransaction, type EmitMode, type SolanaCall, type TokenBalanceSpec } from './build.ts';
 import { TOKEN_PROGRAM } from './constants.ts';
-import { findProgramAddress } from './pda.ts';
+import { deriveProgramAddress } from './pda.ts';
 import type { SolanaTransaction } from './transaction.ts';
 
 export const ATA_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
@@ -38,7 +38,7 @@ export function associatedTokenAddress(owner: string, mint: string, tokenProgram
   const key = `${owner}:${mint}:${tokenProgram}`;
   let address = ataCache.get(key);
   if (address === undefined) {
-    address = findProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM);
+    address = deriveProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM);
     if (ataCache.size >= 50_000) ataCache.clear();
     ataCache.set(key, address);
   }

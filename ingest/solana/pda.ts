@@ -84,21 +84,26 @@ const CACHE_LIMIT = 200_000;
 /** find_program_address(seeds, programId)[0]; seeds are utf8 text or raw bytes (pubkeys). */
 export function findProgramAddress(seeds: (string | Uint8Array)[], programId: string): string {
   const seedBytes = seeds.map((seed) => (typeof seed === 'string' ? Buffer.from(seed, 'utf8') : Buffer.from(seed)));
-  const cacheKey = `${programId}:${seedBytes.map((seed) => seed.toString('hex')).join(':')}`;
+  // Each seed as its length then one char per byte: distinct seed lists stay distinct, at half the length of hex.
+  let cacheKey = programId;
+  for (const seed of seedBytes) cacheKey += String.fromCharCode(seed.length) + seed.toString('latin1');
   const cached = cache.get(cacheKey);
   if (cached) return cached;
+  const address = deriveProgramAddress(seedBytes, programId);
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(cacheKey, address);
+  return address;
+}
+
+/** find_program_address without the cache, for callers that keep their own (associated token accounts). */
+export function deriveProgramAddress(seeds: Uint8Array[], programId: string): string {
   const program = base58Decode(programId);
   for (let bump = 255; bump >= 0; bump--) {
     const hash = createHash('sha256');
-    for (const seed of seedBytes) hash.update(seed);
+    for (const seed of seeds) hash.update(seed);
     hash.update(Uint8Array.of(bump)).update(program).update('ProgramDerivedAddress');
     const candidate = hash.digest();
-    if (!isOnCurve(candidate)) {
-      const address = base58Encode(candidate);
-      if (cache.size >= CACHE_LIMIT) cache.clear();
-      cache.set(cacheKey, address);
-      return address;
-    }
+    if (!isOnCurve(candidate)) return base58Encode(candidate);
   }
   throw new RangeError('no viable bump seed');
 }
