@@ -69,7 +69,7 @@ export interface AggregatorOptions {
   evictIdleMs?: number;
   /** Embedded: event time without input after which a token is kept serialised (default 10 min; aggregators/parking.ts). */
   parkIdleMs?: number;
-  /** Embedded: event time without activity after which a wallet moves to disk (default 10 min; wallet-facts.ts). */
+  /** Embedded: event time without activity after which a wallet moves to disk (default 2 min; wallet-facts.ts). */
   walletParkIdleMs?: number;
 }
 
