@@ -5,7 +5,7 @@ import path from 'node:path';
 import { CHAIN_INFO, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import { createIngestPublisher, type IngestPublisher } from '../ingest/publisher.ts';
-import { createCursorStore, type CursorStore, type EvmCursor } from '../ingest/cursor-store.ts';
+import { createCursorStore, type CursorStore } from '../ingest/cursor-store.ts';
 import { createSolanaDecoder } from '../ingest/solana/index.ts';
 import {
   createEvmDecoder,
@@ -19,21 +19,22 @@ import { readCexHotWallets } from '../ingest/labels/bundled.ts';
 import { labelCsvLine, LABEL_CSV_HEADER, parseLabels } from '../ingest/labels/format.ts';
 import { createLabelImporter, type LabelImporter } from '../ingest/labels/import.ts';
 import { createEvmRpcSource } from '../ingest/sources/evm-rpc.ts';
-import { createSolanaBlockSource, type SolanaBlockCursor } from '../ingest/sources/solana-blocks.ts';
+import { createSolanaBlockSource } from '../ingest/sources/solana-blocks.ts';
 import { createSolanaGeyserSource } from '../ingest/sources/solana-geyser.ts';
 import type { ChainSource } from '../ingest/sources/solana-rpc.ts';
 import type { EvmChain } from '../ingest/simulator/addresses.ts';
-import type { Anchor } from '../ingest/simulator/node-chains.ts';
-import { startSimulatorNode } from '../ingest/simulator/node.ts';
+import { evmCursor, SOLANA_CURSOR } from '../ingest/simulator/node-cursors.ts';
+import { startSimulatorNodeProcess } from '../ingest/simulator/node-process.ts';
 import { createConfiguredEvmDecoder } from '../ingest/simulator/pipeline.ts';
 import { createSimulatorSource } from '../ingest/simulator/runner.ts';
 import { startSimEnrichment } from '../ingest/enrichment/sim-enrichment.ts';
 import { createEnrichmentStage, httpRpcCallers } from '../ingest/enrichment/stage.ts';
 import { startPromotionSource } from '../ingest/promotions/source.ts';
 import type { Runtime } from './runtime.ts';
+import { lowerProcessPriority } from './thread-priority.ts';
 
-const SOLANA_CURSOR = 'solana-blocks';
-const evmCursor = (chain: Chain) => `evm:${chain}`;
+/** How much lower than the ingest threads the simulator's node process runs. */
+const SIMULATOR_NICE_ABOVE_INGEST = 5;
 
 /** Contracts an EVM source follows on a chain: factories, the V4 PoolManager, launchpads. */
 function watchedContracts(chain: Chain): string[] {
@@ -96,30 +97,6 @@ function createChainSource(ctx: Context, chain: Chain, url: string, setup: Sourc
   });
 }
 
-/** Where each chain's reader stopped in an earlier run: the node's blocks start after it. */
-function anchorsOf(cursors: CursorStore, chains: Chain[]): Partial<Record<Chain, Anchor>> {
-  const anchors: Partial<Record<Chain, Anchor>> = {};
-  for (const chain of chains) {
-    if (CHAIN_INFO[chain].family === 'solana') {
-      const cursor = cursors.get<SolanaBlockCursor>(SOLANA_CURSOR);
-      const last = cursor?.hashes[cursor.hashes.length - 1];
-      if (cursor)
-        anchors[chain] = { number: cursor.slot, ...(last ? { parent: { slot: last[0], hash: last[1] } } : {}) };
-    } else {
-      const cursor = cursors.get<EvmCursor>(evmCursor(chain));
-      if (cursor) anchors[chain] = { number: cursor.block };
-    }
-  }
-  return anchors;
-}
-
-/** The last block (slot) a chain's source processed and had acknowledged; -1 before the first. */
-function processedOf(cursors: CursorStore, chain: Chain): number {
-  return CHAIN_INFO[chain].family === 'solana'
-    ? (cursors.get<SolanaBlockCursor>(SOLANA_CURSOR)?.slot ?? -1)
-    : (cursors.get<EvmCursor>(evmCursor(chain))?.block ?? -1);
-}
-
 /** The bundled exchange hot wallets of the followed chains, through the label import. */
 async function importCexList(labels: LabelImporter, chains: Chain[]): Promise<void> {
   const lines = parseLabels(readCexHotWallets(), 'csv').lines.filter((line) => chains.includes(line.chain));
@@ -135,7 +112,8 @@ export async function startIngest(runtime: Runtime): Promise<void> {
   const endpoints = { ...(ctx.config.geyserSolana ? { solana: ctx.config.geyserSolana } : {}), ...ctx.config.rpc };
   const rpcChains = (Object.keys(endpoints) as Chain[]).filter((chain) => ctx.config.simChains.includes(chain));
   const stops: { name: string; stop(): Promise<void> }[] = [];
-  const openCursors = () => createCursorStore(ctx, { path: path.join(ctx.config.dataDir, 'ingest-cursors.sqlite') });
+  const cursorsPath = path.join(ctx.config.dataDir, 'ingest-cursors.sqlite');
+  const openCursors = () => createCursorStore(ctx, { path: cursorsPath });
 
   if (Object.keys(endpoints).length > 0 && rpcChains.length === 0) {
     throw new Error(
@@ -165,8 +143,33 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       ctx.logger.info({ chain }, 'following chain over RPC');
     }
     stops.push({ name: 'cursors', stop: async () => cursors.close() });
+  } else if (ctx.config.simNode) {
+    // The market and its chain node run in a process of their own (node-process.ts), read over
+    // JSON-RPC by the same block sources as a real node.
+    const cursors = openCursors();
+    const node = await startSimulatorNodeProcess(ctx, {
+      cursorsPath,
+      labels,
+      onFailure: (error) => runtime.fail('simulator-node', error),
+    });
+    // The chain yields to the service: below the ingest threads, so that under contention the
+    // serving thread's GC helpers and the main thread come first (a starved node lags in event time).
+    if (ctx.config.ingestNice > 0)
+      lowerProcessPriority(node.pid, Math.min(19, ctx.config.ingestNice + SIMULATOR_NICE_ABOVE_INGEST), ctx.logger);
+    stops.push({ name: 'simulator', stop: () => node.stop() });
+    for (const chain of ctx.config.simChains) {
+      const source = createChainSource(ctx, chain, node.wsUrl(chain), {
+        publisher,
+        cursors,
+        simulated: true,
+        from: node.firstBlock(chain),
+      });
+      await source.start();
+      stops.push({ name: `node:${chain}`, stop: () => source.stop() });
+    }
+    stops.push({ name: 'simulator-node', stop: () => node.close() });
+    stops.push({ name: 'cursors', stop: async () => cursors.close() });
   } else {
-    const cursors = ctx.config.simNode ? openCursors() : null;
     const simulator = createSimulatorSource(ctx, {
       publisher,
       seed: ctx.config.simSeed,
@@ -174,39 +177,11 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       warmHours: ctx.config.simWarmHours,
       chains: ctx.config.simChains,
       ...(ctx.config.simNow !== null ? { now: () => ctx.config.simNow! } : {}),
-      ...(cursors
-        ? {
-            labels,
-            // Node mode: a history batch of five minutes keeps the readers' round trips few.
-            historyChunkMs: 300_000,
-            openNode: (start: number) =>
-              startSimulatorNode(ctx, {
-                seed: String(ctx.config.simSeed),
-                chains: ctx.config.simChains,
-                start,
-                anchors: anchorsOf(cursors, ctx.config.simChains),
-                processed: (chain) => processedOf(cursors, chain),
-              }),
-          }
-        : {}),
     });
     await simulator.start();
     stops.push({ name: 'simulator', stop: () => simulator.stop() });
-    const node = simulator.node;
-    if (node && cursors) {
-      for (const chain of ctx.config.simChains) {
-        const source = createChainSource(ctx, chain, node.wsUrl(chain), {
-          publisher,
-          cursors,
-          simulated: true,
-          from: node.firstBlock(chain),
-        });
-        await source.start();
-        stops.push({ name: `node:${chain}`, stop: () => source.stop() });
-      }
-      stops.push({ name: 'simulator-node', stop: () => node.close() });
-      stops.push({ name: 'cursors', stop: async () => cursors.close() });
-    }
+  }
+  if (rpcChains.length === 0) {
     ctx.logger.info(
       { chains: ctx.config.simChains, rate: ctx.config.simRate, node: ctx.config.simNode },
       'market simulator running',

@@ -49,3 +49,23 @@ export function lowerIngestPriority(nice: number, servingThreadId: number | null
   }
   logger.info({ nice, threads: lowered.length, servingThreadId }, 'ingest threads lowered below the serving thread');
 }
+
+/**
+ * Sets every thread of another process of ours to `nice` (the simulator's chain node: its threads,
+ * V8's helpers included, started before it could lower itself). Returns how many were set.
+ */
+export function lowerProcessPriority(pid: number, nice: number, logger: Logger): number {
+  const tasks = `/proc/${pid}/task`;
+  if (nice === 0 || !fs.existsSync(tasks)) return 0;
+  let lowered = 0;
+  for (const tid of fs.readdirSync(tasks)) {
+    try {
+      os.setPriority(Number(tid), nice);
+      lowered++;
+    } catch {
+      // The thread ended between listing and setting.
+    }
+  }
+  logger.info({ pid, nice, threads: lowered }, 'process lowered below the ingest threads');
+  return lowered;
+}

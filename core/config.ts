@@ -344,7 +344,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     variables: ['SPOT_INGEST_NICE'],
     default: code(10),
     meaning:
-      "`spot up` on Linux: the nice value (0–19) of every thread but the serving thread (ingest, aggregation, store, chDB's threads, V8's GC helpers), so the serving thread (nice 0) gets a core first when the machine is busy; `0` leaves priorities alone (docs/performance.md)",
+      "`spot up` on Linux: the nice value (0–19) of every thread but the serving thread (ingest, aggregation, store, chDB's threads, V8's GC helpers), so the serving thread (nice 0) gets a core first when the machine is busy; the simulator's chain node process runs 5 lower still (at most 19); `0` leaves priorities alone (docs/performance.md)",
     parse: (env, name) => {
       const value = number(env, name, 10, 0);
       if (!Number.isInteger(value) || value > 19)

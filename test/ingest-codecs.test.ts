@@ -120,7 +120,12 @@ describe('borsh encoder', () => {
   it("keeps cached keys in slabs of their own, not in Node's shared buffer pool", () => {
     v8.setFlagsFromString('--expose-gc');
     const gc = vm.runInNewContext('gc') as () => void;
-    const layout: Layout = { name: 'probe', discriminator: '0102030405060708', fields: [['key', 'pubkey']], required: 1 };
+    const layout: Layout = {
+      name: 'probe',
+      discriminator: '0102030405060708',
+      fields: [['key', 'pubkey']],
+      required: 1,
+    };
     const keys = Array.from({ length: 20_000 }, () => base58Encode(crypto.randomBytes(32)));
     gc();
     const before = process.memoryUsage().arrayBuffers;

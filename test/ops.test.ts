@@ -160,6 +160,26 @@ describe('operations: spot up serves metrics and health', function () {
     for (const tid of others) assert.equal(niceOf(tid), 10, `thread ${tid} (${nameOf(tid)})`);
   });
 
+  it("runs the simulator's chain node as a child process below the ingest threads (nice 15), every thread of it (Linux)", async function () {
+    if (!fs.existsSync('/proc/thread-self')) this.skip();
+    const line = await waitFor(
+      async () =>
+        proc
+          .output()
+          .split('\n')
+          .find((text) => text.includes('process lowered below the ingest threads')),
+      30_000,
+      'the node priority line',
+    );
+    const { pid } = JSON.parse(line) as { pid: number };
+    const parent = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1];
+    assert.equal(Number(parent), proc.child.pid, 'a child of spot up');
+    const tasks = fs.readdirSync(`/proc/${pid}/task`);
+    assert.ok(tasks.length > 1, 'V8 and libuv threads beside the main one');
+    for (const tid of tasks)
+      assert.equal(Number(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]), 15);
+  });
+
   it('answers /healthz and /readyz on both ports without a key and without spending the request budget', async () => {
     const before = Number((await discovery(http)).headers.get('x-ratelimit-remaining'));
     for (const base of [http, `http://${wsBase}`]) {

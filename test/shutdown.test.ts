@@ -30,6 +30,16 @@ async function tradeIdsOnLog(dataDir: string): Promise<Set<string>> {
   return ids;
 }
 
+/** True while `pid` runs (an exited child its parent has not reaped yet is a zombie: not running). */
+function running(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 describe('spot up shutdown under load (child process)', function () {
   this.timeout(240_000);
   let dataDir: string;
@@ -45,10 +55,13 @@ describe('spot up shutdown under load (child process)', function () {
 
   it('exits within 10 s of SIGTERM at 2,000 swaps/s, and a restart stores every trade exactly once', async () => {
     spot = await startSpot(dataDir, { SPOT_SIM_RATE: '2000', SPOT_SIM_WARM_HOURS: '0' });
+    const nodePid = spot.simulatorNodePid();
+    assert.ok(nodePid !== null, 'the simulator node runs as a child process');
     await new Promise((resolve) => setTimeout(resolve, 15_000));
     const stopped = await spot.stop();
     assert.equal(stopped.code, 0, spot.output().slice(-3000));
     assert.ok(stopped.ms <= 10_000, `SIGTERM → exit took ${Math.round(stopped.ms)} ms`);
+    assert.equal(running(nodePid), false, 'the simulator node exited with spot up');
 
     const onLog = await tradeIdsOnLog(dataDir);
     assert.ok(onLog.size > 10_000, `only ${onLog.size} trades were produced under load`);
@@ -74,5 +87,16 @@ describe('spot up shutdown under load (child process)', function () {
     const final = await spot.stop();
     assert.equal(final.code, 0);
     spot = null;
+  });
+
+  it("takes the simulator node down with it when killed (no orphan serving a dead process's chains)", async () => {
+    spot = await startSpot(dataDir, { SPOT_SIM_RATE: '200', SPOT_SIM_WARM_HOURS: '0' });
+    const nodePid = spot.simulatorNodePid();
+    assert.ok(nodePid !== null, 'the simulator node runs as a child process');
+    spot.child.kill('SIGKILL');
+    const killed = await spot.stop();
+    assert.equal(killed.signal, 'SIGKILL');
+    spot = null;
+    await waitFor(async () => (running(nodePid) ? undefined : true), 10_000, 'the node process to exit');
   });
 });

@@ -28,6 +28,10 @@ export interface SpotProcess {
   sql: string;
   authorization: string;
   sample(): ProcessSample;
+  /** The simulator's chain node: a child process of spot up (ingest/simulator/node-process.ts); null when there is none. */
+  simulatorNodePid(): number | null;
+  /** The same figures for the simulator's node process, or null. */
+  simulatorNodeSample(): ProcessSample | null;
   /** CPU ms per thread name (comm: "node" is the main thread, chDB names its pools), summed over threads of one name. */
   threadCpu(): Record<string, number>;
   /** The most traded tokens so far, from the store through the SQL endpoint. */
@@ -41,6 +45,36 @@ export interface SpotProcess {
   servingLoopReports(): Array<{ delayMs: { p50: number; p99: number; max: number }; utilization: number }>;
   /** SIGTERM; resolves with the exit code and the ms from the signal to the exit. */
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
+}
+
+function processSample(pid: number): ProcessSample {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at index 2 = state.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const rssPages = Number(fs.readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+  return { at: epochNow(), cpuMs: (ticks * 1000) / CLOCK_TICKS_PER_SECOND, rssBytes: rssPages * 4096 };
+}
+
+/** The child process of `pid` that runs the simulator's node, from the kernel's list of children. */
+function simulatorNodePid(pid: number): number | null {
+  let children: string[];
+  try {
+    children = fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((task) => fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' '))
+      .filter(Boolean);
+  } catch {
+    return null;
+  }
+  for (const child of children) {
+    try {
+      if (fs.readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('node-process-main')) return Number(child);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return null;
 }
 
 /** Starts `spot up` with `env` on `dataDir`; resolves once the REST API answers. */
@@ -109,13 +143,15 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     ws: `ws://127.0.0.1:${wsPort}/v1/stream`,
     sql,
     authorization: `Bearer ${BENCH_API_KEY}`,
-    sample() {
-      const stat = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces) start at index 2 = state.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      const rssPages = Number(fs.readFileSync(`/proc/${child.pid}/statm`, 'utf8').split(' ')[1]);
-      return { at: epochNow(), cpuMs: (ticks * 1000) / CLOCK_TICKS_PER_SECOND, rssBytes: rssPages * 4096 };
+    sample: () => processSample(child.pid!),
+    simulatorNodePid: () => simulatorNodePid(child.pid!),
+    simulatorNodeSample() {
+      const pid = simulatorNodePid(child.pid!);
+      try {
+        return pid === null ? null : processSample(pid);
+      } catch {
+        return null; // it exited between the lookup and the read
+      }
     },
     threadCpu() {
       const byName: Record<string, number> = {};

@@ -174,6 +174,9 @@ runScenarioMain<Params>(
         Number((await spot.query<{ n: string }>('SELECT count() AS n FROM spot.trades'))[0]?.n ?? 0);
       const threadsFrom = spot.threadCpu();
       const measureFrom = spot.sample();
+      // The simulator's chain node runs in a child process (the chain, not the service): measured apart.
+      const nodeFrom = spot.simulatorNodeSample();
+      let nodeRssPeak = nodeFrom?.rssBytes ?? 0;
       const tradesFrom = await countTrades();
       swapsSeen = 0;
       const samples: ProcessSample[] = [measureFrom];
@@ -189,6 +192,7 @@ runScenarioMain<Params>(
         const sample = spot.sample();
         samples.push(sample);
         rssPeak = Math.max(rssPeak, sample.rssBytes);
+        nodeRssPeak = Math.max(nodeRssPeak, spot.simulatorNodeSample()?.rssBytes ?? 0);
         // RSS at each whole minute since spot up started serving.
         const minute = Math.floor((sample.at - startedAt) / 60_000);
         if (minute > 0 && rssByMinute[`minute${minute}`] === undefined)
@@ -221,6 +225,7 @@ runScenarioMain<Params>(
         const share = (ms - (threadsFrom[name] ?? 0)) / (measureTo.at - measureFrom.at);
         if (share >= 0.005) threadShare[name] = round(share, 3);
       }
+      const nodeTo = spot.simulatorNodeSample();
       const tradesTo = await countTrades();
       const restTotals = rest.take();
       append(restLatencies, restTotals.taken);
@@ -249,6 +254,17 @@ runScenarioMain<Params>(
           unit: 'MiB',
           extra: { ...rssByMinute, peak: mib(rssPeak) },
         },
+        ...(nodeFrom && nodeTo
+          ? [
+              {
+                subject: "the simulator's chain node (a child process: the chain, not the service): CPU",
+                metric: 'coreShare',
+                value: round(coreShare(nodeFrom, nodeTo), 3),
+                unit: 'cores',
+                extra: { rssMiB: mib(nodeTo.rssBytes), rssPeakMiB: mib(nodeRssPeak) },
+              },
+            ]
+          : []),
         {
           subject: 'store keeping up: trades stored per second vs swaps appended per second',
           metric: 'tradesPerSecond',

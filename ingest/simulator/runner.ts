@@ -33,7 +33,8 @@ import type { ChainRecord } from './records.ts';
 const LIVE_STEP_MS = 1000;
 
 export interface SimulatorSourceOptions {
-  publisher: Pick<IngestPublisher, 'publish'>;
+  /** Where decoded records go; node mode (openNode) publishes nothing itself. */
+  publisher?: Pick<IngestPublisher, 'publish'>;
   seed: number | string;
   /** Live swaps per second (all chains together). */
   rate: number;
@@ -186,7 +187,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     const events = market.advance(until, rate);
     if (events.length > 0) {
       const records = pipeline.process(events);
-      await options.publisher.publish(records);
+      await options.publisher!.publish(records);
       ctx.metrics.inc('ingest.simulator.events', events.length);
       ctx.metrics.inc('ingest.simulator.swaps', records.swaps.length);
     }
@@ -298,6 +299,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
         profile: ctx.config.simProfile,
       });
       const pipeline = createSimulatorPipeline({ seed: runSeed, metrics: ctx.metrics, logger: ctx.logger });
+      if (!options.openNode && !options.publisher) throw new TypeError('the simulator needs a publisher or a node');
       if (options.openNode) {
         if (!options.labels) throw new TypeError('node mode needs the label import');
         node = await options.openNode(historyFrom);
