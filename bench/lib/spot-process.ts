@@ -47,7 +47,7 @@ export interface SpotProcess {
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
 }
 
-function processSample(pid: number): ProcessSample {
+export function processSample(pid: number): ProcessSample {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces) start at index 2 = state.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -57,7 +57,7 @@ function processSample(pid: number): ProcessSample {
 }
 
 /** The child process of `pid` that runs the simulator's node, from the kernel's list of children. */
-function simulatorNodePid(pid: number): number | null {
+export function simulatorNodePid(pid: number): number | null {
   let children: string[];
   try {
     children = fs
