@@ -52,11 +52,11 @@ export function lowerIngestPriority(nice: number, servingThreadId: number | null
 
 /**
  * Sets every thread of another process of ours to `nice` (the simulator's chain node: its threads,
- * V8's helpers included, started before it could lower itself). Returns how many were set.
+ * V8's helpers included, started before it could lower itself).
  */
-export function lowerProcessPriority(pid: number, nice: number, logger: Logger): number {
+export function lowerProcessPriority(pid: number, nice: number, logger: Logger): void {
   const tasks = `/proc/${pid}/task`;
-  if (nice === 0 || !fs.existsSync(tasks)) return 0;
+  if (nice === 0 || !fs.existsSync(tasks)) return;
   let lowered = 0;
   for (const tid of fs.readdirSync(tasks)) {
     try {
@@ -67,5 +67,4 @@ export function lowerProcessPriority(pid: number, nice: number, logger: Logger):
     }
   }
   logger.info({ pid, nice, threads: lowered }, 'process lowered below the ingest threads');
-  return lowered;
 }

@@ -194,10 +194,12 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     state = { ...state!, lastEventTime: until };
   }
 
+  // Throttled by the wall clock: with a pinned market clock (SPOT_SIM_NOW) now() never advances, and
+  // the marker was written only at the end of the history.
   function save(force = false): void {
-    if (!state || (!force && now() - savedAt < SAVE_EVERY_MS)) return;
+    if (!state || (!force && Date.now() - savedAt < SAVE_EVERY_MS)) return;
     writeSimulatorState(dataDir, state);
-    savedAt = now();
+    savedAt = Date.now();
   }
 
   const sleep = (ms: number) =>
