@@ -7,9 +7,7 @@ import { decodeEventLog, type Hex } from 'viem';
 import { EVENTS, TOPIC0, type EventName } from '../ingest/evm/abi.ts';
 import { compileEventDecoder } from '../ingest/evm/event-decoders.ts';
 import { base58Decode, base58Encode } from '../ingest/solana/base58.ts';
-import v8 from 'node:v8';
-import vm from 'node:vm';
-import { encodeFields, type Layout } from '../ingest/solana/borsh.ts';
+import { pubkeyBytes } from '../ingest/solana/borsh.ts';
 import { deriveProgramAddress, findProgramAddress, isOnCurve, isOnCurveEuler, jacobi } from '../ingest/solana/pda.ts';
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
@@ -118,28 +116,15 @@ describe('program-derived addresses', () => {
 
 describe('borsh encoder', () => {
   it("keeps cached keys in slabs of their own, not in Node's shared buffer pool", () => {
-    v8.setFlagsFromString('--expose-gc');
-    const gc = vm.runInNewContext('gc') as () => void;
-    const layout: Layout = {
-      name: 'probe',
-      discriminator: '0102030405060708',
-      fields: [['key', 'pubkey']],
-      required: 1,
-    };
-    const keys = Array.from({ length: 20_000 }, () => base58Encode(crypto.randomBytes(32)));
-    gc();
-    const before = process.memoryUsage().arrayBuffers;
-    // Between encodes other work takes small buffers from the pool (here 1 KB, dropped at once); a
-    // cached key that is a pool slice keeps its 8 KB slab alive after the rest of it is garbage.
-    let churn = 0;
-    for (const key of keys) {
-      encodeFields(layout, { key });
-      churn += Buffer.allocUnsafe(1024).length;
+    // A key copied with Buffer.from() is a slice of Node's 8 KB pool and keeps the whole slab alive
+    // while it is cached, however much of the rest is garbage (235 MB on a mainnet run).
+    const backing = new Set<ArrayBufferLike>();
+    for (let i = 0; i < 4096; i++) {
+      backing.add(pubkeyBytes(base58Encode(crypto.randomBytes(32)), 'probe').buffer);
+      Buffer.allocUnsafe(1024).fill(0); // other work taking buffers from the pool between keys
     }
-    assert.equal(churn, 1024 * keys.length);
-    gc();
-    const grown = process.memoryUsage().arrayBuffers - before;
-    assert.ok(grown < 2_000_000, `20,000 cached keys hold ${grown} bytes of buffers`);
+    // 1,024 keys a slab: 4 slabs, one more if an earlier test left one partly used.
+    assert.ok(backing.size <= 5, `4,096 cached keys are backed by ${backing.size} buffers`);
   });
 });
 

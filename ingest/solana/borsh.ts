@@ -193,7 +193,7 @@ const SLAB_KEYS = 1024;
 let slab = Buffer.allocUnsafeSlow(32 * SLAB_KEYS);
 let slabUsed = 0;
 
-function pubkeyBytes(text: string, path: string): Buffer {
+export function pubkeyBytes(text: string, path: string): Buffer {
   let bytes = pubkeyBuffers.get(text);
   if (bytes === undefined) {
     const key = base58Decode(text);
