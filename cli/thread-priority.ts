@@ -19,6 +19,22 @@ export function currentThreadId(): number | null {
   }
 }
 
+/** Sets `nice` on every thread listed in `tasks` (a /proc/<pid>/task directory) but the skipped ones; returns how many. */
+function lowerThreads(tasks: string, nice: number, skip: (tid: number) => boolean): number {
+  let lowered = 0;
+  for (const tid of fs.readdirSync(tasks)) {
+    const id = Number(tid);
+    if (skip(id)) continue;
+    try {
+      os.setPriority(id, nice);
+      lowered++;
+    } catch {
+      // The thread ended between listing and setting.
+    }
+  }
+  return lowered;
+}
+
 /**
  * Lowers the calling (main) thread, so threads it starts later inherit the value, and every thread
  * already running but the serving thread (chDB's pools, V8's platform workers, libuv's pool).
@@ -26,20 +42,10 @@ export function currentThreadId(): number | null {
  */
 export function lowerIngestPriority(nice: number, servingThreadId: number | null, logger: Logger): void {
   if (nice === 0 || servingThreadId === null || !fs.existsSync(TASKS)) return;
-  const lowered: number[] = [];
+  let lowered: number;
   try {
     os.setPriority(0, nice);
-    lowered.push(process.pid);
-    for (const tid of fs.readdirSync(TASKS)) {
-      const id = Number(tid);
-      if (id === process.pid || id === servingThreadId) continue;
-      try {
-        os.setPriority(id, nice);
-        lowered.push(id);
-      } catch {
-        // The thread ended between listing and setting.
-      }
-    }
+    lowered = 1 + lowerThreads(TASKS, nice, (tid) => tid === process.pid || tid === servingThreadId);
   } catch (error) {
     logger.warn(
       { err: error, nice },
@@ -47,7 +53,7 @@ export function lowerIngestPriority(nice: number, servingThreadId: number | null
     );
     return;
   }
-  logger.info({ nice, threads: lowered.length, servingThreadId }, 'ingest threads lowered below the serving thread');
+  logger.info({ nice, threads: lowered, servingThreadId }, 'ingest threads lowered below the serving thread');
 }
 
 /**
@@ -57,14 +63,6 @@ export function lowerIngestPriority(nice: number, servingThreadId: number | null
 export function lowerProcessPriority(pid: number, nice: number, logger: Logger): void {
   const tasks = `/proc/${pid}/task`;
   if (nice === 0 || !fs.existsSync(tasks)) return;
-  let lowered = 0;
-  for (const tid of fs.readdirSync(tasks)) {
-    try {
-      os.setPriority(Number(tid), nice);
-      lowered++;
-    } catch {
-      // The thread ended between listing and setting.
-    }
-  }
+  const lowered = lowerThreads(tasks, nice, () => false);
   logger.info({ pid, nice, threads: lowered }, 'process lowered below the ingest threads');
 }

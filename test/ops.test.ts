@@ -78,9 +78,24 @@ async function stopChild(child: ChildProcess | undefined): Promise<void> {
   await new Promise((resolve) => child.once('exit', resolve));
 }
 
+/** Field 19 of /proc/<pid>/task/<tid>/stat (after the parenthesised name): the thread's nice value. */
+const niceOf = (pid: number, tid: number) =>
+  Number(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+
 describe('operations: spot up serves metrics and health', function () {
   this.timeout(120_000);
   let proc: ReturnType<typeof spawnSpot>;
+  /** The first line of the service's output that holds `text`, once it is there. */
+  const logLine = (text: string, what: string) =>
+    waitFor(
+      async () =>
+        proc
+          .output()
+          .split('\n')
+          .find((line) => line.includes(text)),
+      30_000,
+      what,
+    );
   let dataDir: string;
   let http: string;
   let wsBase: string;
@@ -113,15 +128,7 @@ describe('operations: spot up serves metrics and health', function () {
   });
 
   it('logs a start-up line with the URLs and the data dir (JSON logs: no banner block, no console link)', async () => {
-    const line = await waitFor(
-      async () =>
-        proc
-          .output()
-          .split('\n')
-          .find((text) => text.includes('"msg":"spot is up"')),
-      30_000,
-      'the start-up line',
-    );
+    const line = await logLine('"msg":"spot is up"', 'the start-up line');
     const fields = JSON.parse(line) as Record<string, string>;
     assert.equal(fields.rest, http);
     assert.equal(fields.stream, `ws://${wsBase}/v1/stream`);
@@ -132,23 +139,13 @@ describe('operations: spot up serves metrics and health', function () {
 
   it('runs every thread but the serving thread (main, chDB, V8 helpers) at SPOT_INGEST_NICE (default 10), serving at 0 (Linux)', async function () {
     if (!fs.existsSync('/proc/thread-self')) this.skip();
-    const line = await waitFor(
-      async () =>
-        proc
-          .output()
-          .split('\n')
-          .find((text) => text.includes('ingest threads lowered')),
-      30_000,
-      'the priority line',
-    );
-    const { servingThreadId } = JSON.parse(line) as { servingThreadId: number };
+    const { servingThreadId } = JSON.parse(await logLine('ingest threads lowered', 'the priority line')) as {
+      servingThreadId: number;
+    };
     const pid = proc.child.pid!;
-    // Field 19 of /proc/<pid>/task/<tid>/stat (after the parenthesised name) is the thread's nice value.
-    const niceOf = (tid: number) =>
-      Number(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
     const nameOf = (tid: number) => fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-    assert.equal(niceOf(pid), 10, 'main thread');
-    assert.equal(niceOf(servingThreadId), 0, 'serving thread');
+    assert.equal(niceOf(pid, pid), 10, 'main thread');
+    assert.equal(niceOf(pid, servingThreadId), 0, 'serving thread');
     const others = fs
       .readdirSync(`/proc/${pid}/task`)
       .map(Number)
@@ -157,27 +154,19 @@ describe('operations: spot up serves metrics and health', function () {
       others.some((tid) => nameOf(tid) !== 'node'),
       'chDB runs threads of its own',
     );
-    for (const tid of others) assert.equal(niceOf(tid), 10, `thread ${tid} (${nameOf(tid)})`);
+    for (const tid of others) assert.equal(niceOf(pid, tid), 10, `thread ${tid} (${nameOf(tid)})`);
   });
 
   it("runs the simulator's chain node as a child process below the ingest threads (nice 15), every thread of it (Linux)", async function () {
     if (!fs.existsSync('/proc/thread-self')) this.skip();
-    const line = await waitFor(
-      async () =>
-        proc
-          .output()
-          .split('\n')
-          .find((text) => text.includes('process lowered below the ingest threads')),
-      30_000,
-      'the node priority line',
-    );
-    const { pid } = JSON.parse(line) as { pid: number };
+    const { pid } = JSON.parse(await logLine('process lowered below the ingest threads', 'the node priority line')) as {
+      pid: number;
+    };
     const parent = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1];
     assert.equal(Number(parent), proc.child.pid, 'a child of spot up');
     const tasks = fs.readdirSync(`/proc/${pid}/task`);
     assert.ok(tasks.length > 1, 'V8 and libuv threads beside the main one');
-    for (const tid of tasks)
-      assert.equal(Number(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]), 15);
+    for (const tid of tasks) assert.equal(niceOf(pid, Number(tid)), 15);
   });
 
   it('answers /healthz and /readyz on both ports without a key and without spending the request budget', async () => {

@@ -47,7 +47,7 @@ export interface SpotProcess {
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
 }
 
-export function processSample(pid: number): ProcessSample {
+function processSample(pid: number): ProcessSample {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces) start at index 2 = state.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -75,6 +75,16 @@ export function simulatorNodePid(pid: number): number | null {
     }
   }
   return null;
+}
+
+/** The figures of `parent`'s simulator node process, or null when it has none (or it just exited). */
+export function simulatorNodeSample(parent: number): ProcessSample | null {
+  const pid = simulatorNodePid(parent);
+  try {
+    return pid === null ? null : processSample(pid);
+  } catch {
+    return null; // it exited between the lookup and the read
+  }
 }
 
 /** Starts `spot up` with `env` on `dataDir`; resolves once the REST API answers. */
@@ -145,14 +155,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     authorization: `Bearer ${BENCH_API_KEY}`,
     sample: () => processSample(child.pid!),
     simulatorNodePid: () => simulatorNodePid(child.pid!),
-    simulatorNodeSample() {
-      const pid = simulatorNodePid(child.pid!);
-      try {
-        return pid === null ? null : processSample(pid);
-      } catch {
-        return null; // it exited between the lookup and the read
-      }
-    },
+    simulatorNodeSample: () => simulatorNodeSample(child.pid!),
     threadCpu() {
       const byName: Record<string, number> = {};
       for (const task of fs.readdirSync(`/proc/${child.pid}/task`)) {

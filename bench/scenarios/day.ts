@@ -13,7 +13,7 @@ import { startIngest } from '../../cli/ingest-role.ts';
 import { createRuntime } from '../../cli/runtime.ts';
 import { TOPICS } from '../../core/topics.ts';
 import { readSimulatorState } from '../../ingest/simulator/runner.ts';
-import { processSample, simulatorNodePid } from '../lib/spot-process.ts';
+import { simulatorNodeSample } from '../lib/spot-process.ts';
 import { check, runScenarioMain, scenarioContext, sleep, type Measurement } from '../lib/scenario.ts';
 import { perSecond, round } from '../lib/stats.ts';
 
@@ -46,14 +46,7 @@ runScenarioMain<Params>(
     let peakNodeRss = 0;
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
-      const node = simulatorNodePid(process.pid);
-      if (node !== null) {
-        try {
-          peakNodeRss = Math.max(peakNodeRss, processSample(node).rssBytes);
-        } catch {
-          // it exited between the lookup and the read
-        }
-      }
+      peakNodeRss = Math.max(peakNodeRss, simulatorNodeSample(process.pid)?.rssBytes ?? 0);
     }, 250);
     const runtime = await createRuntime(ctx);
     const started = performance.now();
