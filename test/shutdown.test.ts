@@ -40,6 +40,13 @@ function running(pid: number): boolean {
   }
 }
 
+/** The simulator node's pid: spot up serves REST before its intake (and the node) starts. */
+async function nodeProcessOf(spot: SpotProcess): Promise<number | null> {
+  return waitFor(async () => spot.simulatorNodePid() ?? undefined, 30_000, 'the simulator node process').catch(
+    () => null,
+  );
+}
+
 describe('spot up shutdown under load (child process)', function () {
   this.timeout(240_000);
   let dataDir: string;
@@ -55,7 +62,7 @@ describe('spot up shutdown under load (child process)', function () {
 
   it('exits within 10 s of SIGTERM at 2,000 swaps/s, and a restart stores every trade exactly once', async () => {
     spot = await startSpot(dataDir, { SPOT_SIM_RATE: '2000', SPOT_SIM_WARM_HOURS: '0' });
-    const nodePid = spot.simulatorNodePid();
+    const nodePid = await nodeProcessOf(spot);
     assert.ok(nodePid !== null, 'the simulator node runs as a child process');
     await new Promise((resolve) => setTimeout(resolve, 15_000));
     const stopped = await spot.stop();
@@ -91,7 +98,7 @@ describe('spot up shutdown under load (child process)', function () {
 
   it("takes the simulator node down with it when killed (no orphan serving a dead process's chains)", async () => {
     spot = await startSpot(dataDir, { SPOT_SIM_RATE: '200', SPOT_SIM_WARM_HOURS: '0' });
-    const nodePid = spot.simulatorNodePid();
+    const nodePid = await nodeProcessOf(spot);
     assert.ok(nodePid !== null, 'the simulator node runs as a child process');
     spot.child.kill('SIGKILL');
     const killed = await spot.stop();
