@@ -21,7 +21,7 @@ import {
   type Token,
 } from '../core/schemas.ts';
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
-import { createSlicer, SLICE_MS } from '../core/slices.ts';
+import { createSlicer, SERVING_FETCH_BYTES, SLICE_MS, waitForTurn } from '../core/slices.ts';
 import { compareNewestFirst } from './cursor.ts';
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
 import { createTokenPacker, type TokenEntry } from './token-pack.ts';
@@ -285,6 +285,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         topics: [TOPICS.trades.name],
         start: 'latest',
         maxBatchSize: 2000,
+        maxFetchBytes: SERVING_FETCH_BYTES,
         sliceMs: SLICE_MS,
       });
       consumers.push(trades);
@@ -304,8 +305,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         group: uniqueGroup('state'),
         topics: [TOPICS.tokens.name, TOPICS.candles.name],
         start: 'earliest',
-        // A batch's fetch is one synchronous read of this thread: candle messages are ~10 KB each.
         maxBatchSize: 250,
+        maxFetchBytes: SERVING_FETCH_BYTES,
         sliceMs: SLICE_MS,
       });
       consumers.push(compacted);
@@ -335,10 +336,17 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
       sweepTimer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
       sweepTimer.unref();
-      // Token versions not replaced for PLAIN_MS are deflated, one slice at a time.
+      // Token versions not replaced for PLAIN_MS are deflated, one slice at a time, in a turn of
+      // their own (core/slices.ts) rather than beside the consumers' slices.
+      let packQueued = false;
       packTimer = setInterval(() => {
-        const slicer = createSlicer();
-        packer.pack(performance.now() - PLAIN_MS, slicer.due);
+        if (packQueued) return;
+        packQueued = true;
+        void waitForTurn().then(() => {
+          packQueued = false;
+          const slicer = createSlicer();
+          packer.pack(performance.now() - PLAIN_MS, slicer.due);
+        });
       }, PACK_EVERY_MS);
       packTimer.unref();
       await seedFeeds();

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { Context } from '../core/context.ts';
 import type { Consumer, EventLog } from '../core/eventlog/types.ts';
-import { SLICE_MS } from '../core/slices.ts';
+import { SERVING_FETCH_BYTES, SLICE_MS } from '../core/slices.ts';
 import { TOPICS } from '../core/topics.ts';
 import type { Router } from './router.ts';
 
@@ -34,8 +34,8 @@ export function createLogFeed(
         group: deps.group ?? `stream-edge-${crypto.randomUUID()}`,
         topics: topics.map((t) => t.name),
         start: 'latest',
-        // A batch's fetch is one synchronous read of the serving thread (candle messages ~10 KB each).
         maxBatchSize: 250,
+        maxFetchBytes: SERVING_FETCH_BYTES,
         sliceMs: SLICE_MS,
       });
       try {

@@ -191,4 +191,33 @@ describe('core/slices', () => {
     assert.ok(timerFiredAt >= 0 && timerFiredAt < done, `timer at ${timerFiredAt} of ${done}`);
     assert.ok((await answered) < done);
   });
+
+  it('resumes one sliced loop per event-loop turn, taking turns, so the loop polls between any two slices', async () => {
+    // A timer that is always due runs once per turn: the slices begun between two of its runs are
+    // what one turn held the loop for. Each slice runs its full 2 ms, longer than a timer's 1 ms.
+    const slicesPerTurn: number[] = [0];
+    const order: string[] = [];
+    const turns = setInterval(() => slicesPerTurn.push(0), 0);
+    const loop = async (name: string) => {
+      const slicer = createSlicer(2);
+      for (let slice = 0; slice < 10; slice++) {
+        if (slice > 0) await slicer.pause();
+        order.push(name);
+        slicesPerTurn[slicesPerTurn.length - 1]!++;
+        while (!slicer.due()) {
+          // a slice's work
+        }
+      }
+    };
+    await Promise.all([loop('a'), loop('b')]);
+    clearInterval(turns);
+    // The two first slices start together, before either has paused; every later turn holds one.
+    assert.deepEqual(
+      slicesPerTurn.slice(1).filter((n) => n > 1),
+      [],
+      JSON.stringify(slicesPerTurn),
+    );
+    // Taking turns: neither runs two slices in a row while the other waits.
+    assert.equal(order.join(''), 'ab'.repeat(10));
+  });
 });

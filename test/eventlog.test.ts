@@ -542,6 +542,46 @@ describe('event log internals', () => {
     }
   });
 
+  it('bounds a fetch by size as well as by count, a message larger than the bound still delivered', async () => {
+    const file = path.join(dir, 'fetch-size.sqlite');
+    const log = createEmbeddedLog(testContext(), { path: file });
+    await log.ensureTopics([
+      { name: 'stream', partitions: 1, compacted: false },
+      { name: 'state', partitions: 1, compacted: true },
+    ]);
+    // Messages of ~1,010 characters, one of ~5,010: a 2,500-character fetch reads 2 (or that one alone).
+    const sized = Array.from({ length: 40 }, (_, i) => ({
+      key: `solana:key${i}`,
+      value: JSON.stringify({ seq: i, pad: 'x'.repeat((i === 17 ? 5000 : 1000) - 22) }),
+    }));
+    for (const topic of ['stream', 'state']) await log.produce(topic, sized);
+    for (const topic of ['stream', 'state']) {
+      const batches: number[][] = [];
+      const consumer = log.consumer({ group: name('g'), topics: [topic], maxBatchSize: 10, maxFetchBytes: 2500 });
+      const running = consumer.run(async (batch) => {
+        batches.push(batch.messages.map(seqOf));
+        if (batch.messages.at(-1)!.offset === 39) void consumer.stop();
+      });
+      await running;
+      assert.deepEqual(
+        batches.flat(),
+        Array.from({ length: 40 }, (_, i) => i),
+        topic,
+      );
+      for (const batch of batches) {
+        const chars = batch.reduce((sum, seq) => sum + sized[seq]!.key.length + sized[seq]!.value.length, 0);
+        assert.ok(batch.length === 1 || chars <= 2500, `${topic}: ${batch}`);
+        assert.ok(batch.length <= 10);
+      }
+      assert.ok(
+        batches.some((batch) => batch.length === 1 && batch[0] === 17),
+        `${topic}: the large value alone`,
+      );
+      assert.ok(batches.filter((batch) => batch.length === 2).length >= 15, `${topic}: ${JSON.stringify(batches)}`);
+    }
+    await log.close();
+  });
+
   it('commits what a consumer delivered within a commit interval of going idle, and hands a revoked partition over at its last delivered offset', async () => {
     const log = createEmbeddedLog(testContext(), { path: path.join(dir, 'commits.sqlite'), retentionIntervalMs: 0 });
     const topic = 'handover';

@@ -7,7 +7,7 @@
 // commits were ~80% of the log's write transactions), and at once when a partition is released,
 // committed() is read or the consumer stops.
 import type { Logger } from '../logger.ts';
-import { createSlicer } from '../slices.ts';
+import { createSlicer, waitForTurn } from '../slices.ts';
 import type { Batch, Consumer, ConsumerOptions, TopicPartition } from './types.ts';
 import type { CommitPosition, EmbeddedStore, TopicMeta } from './embedded-store.ts';
 import type { Notifier } from './notifier.ts';
@@ -203,7 +203,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
         if (!topicEnds) ends.set(tp.topic, (topicEnds = store.endOffsets(meta)));
         if (tp.position >= (topicEnds.get(tp.partition) ?? 0)) continue;
         if (options.ready && !options.ready(tp.topic, tp.partition)) continue;
-        const messages = store.fetch(meta, tp.partition, tp.position, maxBatch);
+        const messages = store.fetch(meta, tp.partition, tp.position, maxBatch, options.maxFetchBytes);
         if (messages.length === 0) continue;
         await eachBatch({ topic: tp.topic, partition: tp.partition, messages });
         delivered = true;
@@ -219,6 +219,8 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
           void notifier.wait(seen, deps.pollMs).then(resolve);
         });
         wakeUp = () => {};
+        // Woken (by a notification or the poll) in the middle of another loop's turn: take a turn.
+        if (options.sliceMs !== undefined && !stopping) await waitForTurn();
       }
     }
   }

@@ -8,7 +8,14 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { LogMessage, ProduceMessage, TopicSpec } from './types.ts';
 import { partitionFor } from './partitioner.ts';
-import { decodeRecords, encodeRecords, firstRecordAtOrAfter, type BatchRecord } from './record-batch.ts';
+import {
+  decodeRecords,
+  encodeRecords,
+  firstRecordAtOrAfter,
+  fits,
+  type BatchRecord,
+  type FetchBudget,
+} from './record-batch.ts';
 
 export const DEFAULT_PARTITIONS = 4;
 
@@ -388,10 +395,18 @@ export function openStore(options: StoreOptions) {
       checkpointer?.appended(units);
     },
     /** Up to `limit` messages of a partition from `fromOffset` on, in offset order. */
-    fetch(topic: TopicMeta, partition: number, fromOffset: number, limit: number): LogMessage[] {
+    fetch(
+      topic: TopicMeta,
+      partition: number,
+      fromOffset: number,
+      limit: number,
+      maxChars = Number.POSITIVE_INFINITY,
+    ): LogMessage[] {
       const out: LogMessage[] = [];
+      const budget: FetchBudget = { chars: maxChars, full: false };
       if (topic.compacted) {
-        for (const row of sql.compactedFrom.all(topic.id, partition, fromOffset, limit)) {
+        for (const row of sql.compactedFrom.iterate(topic.id, partition, fromOffset, limit)) {
+          if (!fits(budget, row.key.length + row.value.length, out.length === 0)) break;
           out.push({
             topic: topic.name,
             partition,
@@ -404,8 +419,8 @@ export function openStore(options: StoreOptions) {
         return out;
       }
       for (const row of sql.batchesFrom.iterate(topic.id, partition, fromOffset)) {
-        decodeRecords(row, row.base_offset, topic.name, partition, fromOffset, limit, out);
-        if (out.length >= limit) break;
+        decodeRecords(row, row.base_offset, topic.name, partition, fromOffset, limit, out, budget);
+        if (out.length >= limit || budget.full) break;
       }
       return out;
     },

@@ -76,6 +76,7 @@ export function createKafkaConsumer(deps: KafkaConsumerDeps, options: ConsumerOp
     partitionAssigners: [patientRoundRobin],
     // A fetch returns as soon as data arrives; the wait only bounds how long stop() waits for an idle fetch.
     maxWaitTimeInMs: FETCH_WAIT_MS,
+    ...(options.maxFetchBytes === undefined ? {} : { maxBytesPerPartition: options.maxFetchBytes }),
   });
   let assigned: TopicPartition[] = [];
   let joined = false;

@@ -31,9 +31,29 @@ export function encodeRecords(records: BatchRecord[]): EncodedBatch {
 }
 
 /**
- * Appends to `out` the records of a batch starting at `baseOffset`, skipping those before
- * `fromOffset` and stopping once `out` holds `limit` messages.
+ * Characters of keys and values a fetch may still read. A message that would overrun it is left
+ * for the next fetch (`full`), unless it is the fetch's first.
  */
+export interface FetchBudget {
+  chars: number;
+  full: boolean;
+}
+
+/** Takes a message's size from the budget; false (and `full`) when it does not fit. */
+export function fits(budget: FetchBudget, chars: number, first: boolean): boolean {
+  if (!first && chars > budget.chars) {
+    budget.full = true;
+    return false;
+  }
+  budget.chars -= chars;
+  return true;
+}
+
+/**
+ * Appends to `out` the records of a batch starting at `baseOffset`, skipping those before
+ * `fromOffset` and stopping once `out` holds `limit` messages or the budget is spent.
+ */
+
 export function decodeRecords(
   batch: EncodedBatch,
   baseOffset: number,
@@ -42,6 +62,7 @@ export function decodeRecords(
   fromOffset: number,
   limit: number,
   out: LogMessage[],
+  budget: FetchBudget = { chars: Number.POSITIVE_INFINITY, full: false },
 ): void {
   const layout = JSON.parse(batch.layout) as number[];
   let at = 0;
@@ -49,6 +70,7 @@ export function decodeRecords(
     const keyLength = layout[3 * i]!;
     const valueLength = layout[3 * i + 1]!;
     if (offset >= fromOffset) {
+      if (!fits(budget, keyLength + valueLength, out.length === 0)) return;
       out.push({
         topic,
         partition,

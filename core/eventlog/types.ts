@@ -46,6 +46,13 @@ export interface ConsumerOptions {
   /** Upper bound of messages handed to one eachBatch call. */
   maxBatchSize?: number;
   /**
+   * Upper bound of what one fetch of a partition reads, in characters of keys and values; a fetch
+   * always returns at least one message. Embedded: a fetch is one synchronous read of the calling
+   * thread, so a serving thread bounds it by size as well as by count (candle messages are ~10 KB).
+   * Kafka: kafkajs' maxBytesPerPartition.
+   */
+  maxFetchBytes?: number;
+  /**
    * Embedded: batches handled back to back give the event loop a turn once they have held it this
    * long (core/slices.ts), for a thread that also answers requests. Unset: a pass runs through (a
    * turn per batch doubled the swap → frame p99 of the in-process pipeline).
