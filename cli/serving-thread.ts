@@ -4,7 +4,7 @@
 // through the log's BroadcastChannel) and reaches chDB, which binds one data dir per process,
 // through the main thread's SQL endpoint on loopback (cold reads only: hot views are in this thread).
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError, type Config } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -66,6 +66,10 @@ const loopReport = setInterval(() => {
       // This thread's own V8 heap (process RSS covers every thread): what the hot views cost.
       heapMB: Math.round(heap.used_heap_size / 1e6),
       heapCommittedMB: Math.round(heap.total_heap_size / 1e6),
+      // Both semi-spaces as they stand (the thread's young generation is sized in serving-role.ts).
+      newSpaceMB: Math.round(
+        (getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) / 1e6,
+      ),
       gc: { count: gcPauses.count, totalMs: Math.round(gcPauses.totalMs), maxMs: Math.round(gcPauses.maxMs) },
     },
     'serving thread event loop',
