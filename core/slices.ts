@@ -42,10 +42,12 @@ function scheduleTurn(): void {
   setImmediate(resumeNext);
 }
 
-/**
- * Resolves at this caller's turn: a sliced loop that wakes (new data after idling) waits for it
- * before its first slice, as it would after a pause.
- */
+/** True while sliced loops wait for a turn: a loop that wakes then queues behind them. */
+export function slicersWaiting(): boolean {
+  return waiting.length > 0;
+}
+
+/** Resolves at this caller's turn (after the loops already waiting, one per event-loop turn). */
 export function waitForTurn(): Promise<void> {
   return new Promise<void>((resolve) => {
     waiting.push(resolve);
