@@ -12,7 +12,7 @@ import {
   decodeRecords,
   encodeRecords,
   firstRecordAtOrAfter,
-  fits,
+  fitsBudget,
   type BatchRecord,
   type FetchBudget,
 } from './record-batch.ts';
@@ -406,7 +406,7 @@ export function openStore(options: StoreOptions) {
       const budget: FetchBudget = { chars: maxChars, full: false };
       if (topic.compacted) {
         for (const row of sql.compactedFrom.iterate(topic.id, partition, fromOffset, limit)) {
-          if (!fits(budget, row.key.length + row.value.length, out.length === 0)) break;
+          if (!fitsBudget(budget, row.key.length + row.value.length, out.length === 0)) break;
           out.push({
             topic: topic.name,
             partition,

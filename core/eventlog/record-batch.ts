@@ -40,7 +40,7 @@ export interface FetchBudget {
 }
 
 /** Takes a message's size from the budget; false (and `full`) when it does not fit. */
-export function fits(budget: FetchBudget, chars: number, first: boolean): boolean {
+export function fitsBudget(budget: FetchBudget, chars: number, first: boolean): boolean {
   if (!first && chars > budget.chars) {
     budget.full = true;
     return false;
@@ -53,7 +53,6 @@ export function fits(budget: FetchBudget, chars: number, first: boolean): boolea
  * Appends to `out` the records of a batch starting at `baseOffset`, skipping those before
  * `fromOffset` and stopping once `out` holds `limit` messages or the budget is spent.
  */
-
 export function decodeRecords(
   batch: EncodedBatch,
   baseOffset: number,
@@ -70,7 +69,7 @@ export function decodeRecords(
     const keyLength = layout[3 * i]!;
     const valueLength = layout[3 * i + 1]!;
     if (offset >= fromOffset) {
-      if (!fits(budget, keyLength + valueLength, out.length === 0)) return;
+      if (!fitsBudget(budget, keyLength + valueLength, out.length === 0)) return;
       out.push({
         topic,
         partition,
