@@ -20,28 +20,26 @@ export function processSemiSpaceMb(): number | undefined {
 }
 
 export function startWorkerWithYoungGeneration(url: URL, options: WorkerOptions, youngGenerationMb: number): Worker {
+  const sized: WorkerOptions = {
+    ...options,
+    resourceLimits: { ...options.resourceLimits, maxYoungGenerationSizeMb: youngGenerationMb },
+  };
   const processSemiSpace = processSemiSpaceMb();
-  if (processSemiSpace !== undefined) v8.setFlagsFromString('--max-semi-space-size=0');
-  let worker: Worker;
+  if (processSemiSpace === undefined) return new Worker(url, sized);
+  v8.setFlagsFromString('--max-semi-space-size=0');
+  let restored = false;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    v8.setFlagsFromString(`--max-semi-space-size=${processSemiSpace}`);
+  };
   try {
-    worker = new Worker(url, {
-      ...options,
-      resourceLimits: { ...options.resourceLimits, maxYoungGenerationSizeMb: youngGenerationMb },
-    });
+    const worker = new Worker(url, sized);
+    // 'online' is after the worker's isolate exists; 'exit' covers a worker that never got there.
+    worker.once('online', restore).once('exit', restore);
+    return worker;
   } catch (error) {
-    if (processSemiSpace !== undefined) v8.setFlagsFromString(`--max-semi-space-size=${processSemiSpace}`);
+    restore();
     throw error;
   }
-  if (processSemiSpace !== undefined) {
-    // 'online' is after the worker's isolate exists; 'exit' covers a worker that never got there.
-    let restored = false;
-    const restore = () => {
-      if (restored) return;
-      restored = true;
-      v8.setFlagsFromString(`--max-semi-space-size=${processSemiSpace}`);
-    };
-    worker.once('online', restore);
-    worker.once('exit', restore);
-  }
-  return worker;
 }

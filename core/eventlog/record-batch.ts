@@ -61,7 +61,7 @@ export function decodeRecords(
   fromOffset: number,
   limit: number,
   out: LogMessage[],
-  budget: FetchBudget = { chars: Number.POSITIVE_INFINITY, full: false },
+  budget: FetchBudget,
 ): void {
   const layout = JSON.parse(batch.layout) as number[];
   let at = 0;
