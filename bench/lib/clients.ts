@@ -23,8 +23,13 @@ export interface Clients {
   stats(): Promise<ClientStats>;
   reset(): Promise<void>;
   latency(sent: Array<[string, number]>): Promise<{ frames: number; matched: number; summary: LatencySummary }>;
-  /** As latency(), with every matched frame's ms (a bounded window's worth). */
-  latencySamples(sent: Array<[string, number]>): Promise<{ frames: number; matched: number; samples: number[] }>;
+  /**
+   * As latency(), with every matched frame's ms (a bounded window's worth) and the subscriber
+   * process's own event-loop delay since the last reset (2 ms timer; includes the 2 ms).
+   */
+  latencySamples(
+    sent: Array<[string, number]>,
+  ): Promise<{ frames: number; matched: number; samples: number[]; loopDelayMs: { p99: number; max: number } }>;
   /** Polls until `frames` arrived or nothing new came for `quietMs`; returns the last stats. */
   waitFrames(frames: number, quietMs: number, timeoutMs: number): Promise<ClientStats>;
   close(): Promise<void>;

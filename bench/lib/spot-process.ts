@@ -42,7 +42,12 @@ export interface SpotProcess {
   /** How long each part took to stop at the last shutdown (runtime.ts logs it at info), ms by part. */
   stopTimes(): Record<string, number>;
   /** The serving thread's event-loop reports so far (logged every 30 s at info). */
-  servingLoopReports(): Array<{ delayMs: { p50: number; p99: number; max: number }; utilization: number }>;
+  servingLoopReports(): Array<{
+    delayMs: { p50: number; p99: number; max: number };
+    utilization: number;
+    /** The serving thread's GC pauses over the report's 30 s. */
+    gc: { count: number; totalMs: number; maxMs: number };
+  }>;
   /** SIGTERM; resolves with the exit code and the ms from the signal to the exit. */
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
 }

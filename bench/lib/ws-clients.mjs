@@ -2,8 +2,9 @@
 // receiving frames never shares an event loop with the server under test. Driven over IPC:
 //   argv[2]: {url, authorization?, connections, subscribe: string[] (frame i % n goes to connection i), recordIds}
 //   parent → {type:'stats'} | {type:'latency', sent: [id, epochMs][], samples?} | {type:'reset'} | {type:'close'}
-//   child  → {type:'ready', connections} | {type:'stats', ...} | {type:'latency', ...} | {type:'error', message}
+//   child  → {type:'ready', connections} | {type:'stats', ...} | {type:'latency', ..., loopDelayMs} | {type:'error', message}
 // Plain JavaScript so it starts without the TypeScript loader; params are ClientOptions (clients.ts).
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { summarize } from './summarize.mjs';
 
@@ -20,6 +21,9 @@ let lastAt = 0;
 const ids = [];
 const arrivals = [];
 const sockets = [];
+// This process's own event-loop delay since the last reset: how late it may stamp a frame.
+const loopDelay = monitorEventLoopDelay({ resolution: 2 });
+loopDelay.enable();
 
 function onFrame(data) {
   const now = epochNow();
@@ -91,6 +95,7 @@ process.on('message', (raw) => {
     lastAt = 0;
     ids.length = 0;
     arrivals.length = 0;
+    loopDelay.reset();
     send({ type: 'reset' });
   } else if (message.type === 'latency') {
     const sentAt = new Map(message.sent ?? []);
@@ -104,6 +109,7 @@ process.on('message', (raw) => {
       frames,
       matched: samples.length,
       summary: summarize(samples),
+      loopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
       ...(message.samples ? { samples } : {}),
     });
   } else if (message.type === 'close') {

@@ -6,8 +6,12 @@
 // - idle: the same process at the default rate with no clients: its share of a core.
 // swap → frame: a swap is stamped when this process's read-only reader of the embedded log sees it
 // on spot.swaps.v1 (a 2 ms cross-process poll: slightly after the append), the frame when a
-// subscriber process receives it.
+// subscriber process receives it. Its trade is stamped the same way on spot.trades.v1, which splits
+// the figure into the main thread's part (aggregate, price, append) and the rest (the serving
+// thread's feed and routing, the subscriber processes). Each process's own event-loop delay is
+// kept beside it: a stamp is late by as much.
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createEmbeddedLog, embeddedLogPath } from '../../core/eventlog/index.ts';
 import { TOPICS } from '../../core/topics.ts';
 import { startClients, type Clients } from '../lib/clients.ts';
@@ -38,6 +42,16 @@ interface Params {
 /** Connections the edge accepts per key (stream-edge DEFAULT_MAX_CONNECTIONS_PER_KEY). */
 const CONNECTIONS_PER_KEY = 100;
 const SWAP_PREFIX = '{"id":"';
+const TRADE_PREFIX = '{"trade":{"id":"';
+
+/** Id → first sighting of the messages whose value starts with `prefix` and then the id. */
+function stampIds(into: Map<string, number>, messages: readonly { value: string }[], prefix: string, at: number) {
+  for (const m of messages) {
+    if (!m.value.startsWith(prefix)) continue;
+    const end = m.value.indexOf('"', prefix.length);
+    if (end > 0 && !into.has(m.value.slice(prefix.length, end))) into.set(m.value.slice(prefix.length, end), at);
+  }
+}
 
 /** Fixed-rate GETs over a keep-alive agent; every response's latency kept. */
 function startRestLoad(base: string, authorization: string, paths: string[], perSecond: number) {
@@ -122,20 +136,20 @@ runScenarioMain<Params>(
     let rest: ReturnType<typeof startRestLoad> | null = null;
     const reader = createEmbeddedLog(ctx, { path: embeddedLogPath(dir), readonly: true, pollMs: 2 });
     const swapReader = reader.consumer({ group: 'bench-swaps', topics: [TOPICS.swaps.name], start: 'latest' });
+    const tradeReader = reader.consumer({ group: 'bench-trades', topics: [TOPICS.trades.name], start: 'latest' });
+    const benchLoop = monitorEventLoopDelay({ resolution: 2 });
     try {
-      // Swaps appended while measuring; within a frame window also each one's first sighting.
+      // Swaps appended while measuring; within a frame window each swap's and trade's first sighting.
       let swapsSeen = 0;
       const swapSeenAt = new Map<string, number>();
+      const tradeSeenAt = new Map<string, number>();
       let stamping = false;
       const readingSwaps = swapReader.run(async (batch) => {
         swapsSeen += batch.messages.length;
-        if (!stamping) return;
-        const at = epochNow();
-        for (const m of batch.messages) {
-          if (!m.value.startsWith(SWAP_PREFIX)) continue;
-          const end = m.value.indexOf('"', SWAP_PREFIX.length);
-          if (end > 0) swapSeenAt.set(m.value.slice(SWAP_PREFIX.length, end), at);
-        }
+        if (stamping) stampIds(swapSeenAt, batch.messages, SWAP_PREFIX, epochNow());
+      });
+      const readingTrades = tradeReader.run(async (batch) => {
+        if (stamping) stampIds(tradeSeenAt, batch.messages, TRADE_PREFIX, epochNow());
       });
 
       await sleep(params.warmupSeconds * 1000);
@@ -182,7 +196,18 @@ runScenarioMain<Params>(
       const samples: ProcessSample[] = [measureFrom];
       const restLatencies: number[] = [];
       const frameLatencies: number[] = [];
-      const frameWindows: Array<{ p50: number; p99: number; matched: number }> = [];
+      const swapToTrade: number[] = [];
+      const tradeToFrame: number[] = [];
+      const frameWindows: Array<{
+        p50: number;
+        p99: number;
+        matched: number;
+        swapToTradeP99: number;
+        tradeToFrameP99: number;
+        /** Event-loop delay p99 of this bench process (the stamps) and the worst subscriber process. */
+        benchLoopP99: number;
+        subscriberLoopP99: number;
+      }> = [];
       const rssByMinute: Record<string, number> = {};
       const endAt = epochNow() + params.durationSeconds * 1000;
       let nextWindow = epochNow() + 5000;
@@ -203,18 +228,45 @@ runScenarioMain<Params>(
           nextWindow = now + params.frameWindowEverySeconds * 1000;
           await Promise.all(clients.map((c) => c.reset()));
           swapSeenAt.clear();
+          tradeSeenAt.clear();
+          benchLoop.reset();
+          benchLoop.enable();
           stamping = true;
           await sleep(params.frameWindowSeconds * 1000);
           stamping = false;
-          await sleep(1000); // the window's last frames arrive
-          const sent = [...swapSeenAt.entries()];
+          await sleep(1000); // the window's last frames and trades arrive
+          benchLoop.disable();
+          const sentSwaps = [...swapSeenAt.entries()];
+          const sentTrades = [...tradeSeenAt.entries()];
+          const windowSwapToTrade: number[] = [];
+          for (const [id, at] of sentTrades) {
+            const swapAt = swapSeenAt.get(id);
+            if (swapAt !== undefined) windowSwapToTrade.push(at - swapAt);
+          }
           swapSeenAt.clear();
+          tradeSeenAt.clear();
           const window: number[] = [];
-          for (const result of await Promise.all(clients.map((c) => c.latencySamples(sent))))
+          const windowTradeToFrame: number[] = [];
+          let subscriberLoopP99 = 0;
+          for (const result of await Promise.all(clients.map((c) => c.latencySamples(sentSwaps)))) {
             append(window, result.samples);
+            subscriberLoopP99 = Math.max(subscriberLoopP99, result.loopDelayMs.p99);
+          }
+          for (const result of await Promise.all(clients.map((c) => c.latencySamples(sentTrades))))
+            append(windowTradeToFrame, result.samples);
           const summary = summarize(window);
-          frameWindows.push({ p50: round(summary.p50), p99: round(summary.p99), matched: window.length });
+          frameWindows.push({
+            p50: round(summary.p50),
+            p99: round(summary.p99),
+            matched: window.length,
+            swapToTradeP99: round(summarize(windowSwapToTrade).p99),
+            tradeToFrameP99: round(summarize(windowTradeToFrame).p99),
+            benchLoopP99: round(benchLoop.percentile(99) / 1e6),
+            subscriberLoopP99: round(subscriberLoopP99),
+          });
           append(frameLatencies, window);
+          append(swapToTrade, windowSwapToTrade);
+          append(tradeToFrame, windowTradeToFrame);
         }
       }
       const measureTo = samples[samples.length - 1]!;
@@ -237,6 +289,8 @@ runScenarioMain<Params>(
       const cpu = coreShare(measureFrom, measureTo);
       const restSummary = summarize(restLatencies);
       const frameSummary = summarize(frameLatencies);
+      const swapToTradeSummary = summarize(swapToTrade);
+      const tradeToFrameSummary = summarize(tradeToFrame);
       const minuteKeys = Object.keys(rssByMinute);
       const lastMinute = minuteKeys[minuteKeys.length - 1];
       const measurements: Measurement[] = [
@@ -304,6 +358,28 @@ runScenarioMain<Params>(
             unit: 'ms',
             extra: { p50: round(frameSummary.p50), p999: round(frameSummary.p999), frames: frameSummary.count },
           },
+          {
+            subject: 'of which swap on the log → its trade on the log (the main thread: aggregate, price, append)',
+            metric: 'p99',
+            value: round(swapToTradeSummary.p99),
+            unit: 'ms',
+            extra: {
+              p50: round(swapToTradeSummary.p50),
+              max: round(swapToTradeSummary.max),
+              trades: swapToTradeSummary.count,
+            },
+          },
+          {
+            subject: 'of which trade on the log → frame (the serving thread and the subscriber processes)',
+            metric: 'p99',
+            value: round(tradeToFrameSummary.p99),
+            unit: 'ms',
+            extra: {
+              p50: round(tradeToFrameSummary.p50),
+              max: round(tradeToFrameSummary.max),
+              frames: tradeToFrameSummary.count,
+            },
+          },
         );
         targets.push(
           check(
@@ -339,7 +415,9 @@ runScenarioMain<Params>(
         check('SIGTERM under load exits within 10 s', 'shutdownMs', '<=', 10_000, round(stopped.ms, 0), 'ms'),
       );
       await swapReader.stop();
+      await tradeReader.stop();
       await readingSwaps;
+      await readingTrades;
       return {
         measurements,
         ratios: {},
@@ -354,7 +432,7 @@ runScenarioMain<Params>(
         ],
         evidence: {
           threadShare,
-          servingLoop: spot.servingLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization })),
+          servingLoop: spot.servingLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           frameWindows,
           shutdown: { ...stopped, partsMs: spot.stopTimes() },
           lastMinute: lastMinute ?? null,
@@ -364,6 +442,7 @@ runScenarioMain<Params>(
       rest?.stop();
       for (const c of clients) await c.close().catch(() => {});
       await swapReader.stop().catch(() => {});
+      await tradeReader.stop().catch(() => {});
       await reader.close();
       await spot.stop();
     }
