@@ -1,8 +1,9 @@
 // Embedded aggregator: a token with no input for EVICT_IDLE_MS of its chain's event time (and no
 // trade left in its 24h window) leaves memory for ClickHouse (spot.aggregator_evicted) and comes
 // back, the same state, right before its next input is applied (or a trade quoted in it).
-// Evictions run where snapshots run: after the views were published and the sinks drained, and
-// before the snapshot that records them, so a crash never loses an evicted state.
+// Evictions run where snapshots run: after the views were published and the sinks drained (when
+// there is a token to evict), and before the snapshot that records them, so a crash never loses an
+// evicted state.
 import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
@@ -21,8 +22,8 @@ export interface Eviction {
   reload(keys: string[]): Promise<void>;
   /** The evicted ones among `keys` (a wallet fact changed their holder figures: their views are rebuilt). */
   evictedIn(keys: Iterable<string>): string[];
-  /** Moves the idle tokens out of memory; returns how many left. */
-  evictIdle(): Promise<number>;
+  /** Moves the idle tokens out of memory, after `beforeWrite` when there are any; returns how many left. */
+  evictIdle(beforeWrite: () => Promise<void>): Promise<number>;
 }
 
 export interface EvictionDeps {
@@ -85,7 +86,7 @@ export function createEviction(ctx: Context, deps: EvictionDeps): Eviction {
       ctx.metrics.inc('aggregator.tokens_reloaded', keys.length);
     },
 
-    async evictIdle() {
+    async evictIdle(beforeWrite) {
       const state = deps.state();
       const idle: Array<{ key: string; state: string }> = [];
       const idleSince = (chain: string) => (state.watermarks[chain] ?? 0) - idleMs;
@@ -95,6 +96,7 @@ export function createEviction(ctx: Context, deps: EvictionDeps): Eviction {
         if (parked.updatedAt <= idleSince(parked.chain) && parked.expiry === null)
           idle.push({ key, state: parkedBase64(parked) });
       if (idle.length > 0) {
+        await beforeWrite();
         await deps.store.write(idle, state.processed);
         // Wallets keep pointing at an evicted token (held, created): a change of their facts
         // still names it, and it comes back for its view (evictedIn).

@@ -35,6 +35,11 @@ export interface SinkWriter {
   add(part: SinkPart, messages: number): Promise<void>;
   /** Resolves once the store acknowledged everything handed over so far. */
   drain(): Promise<void>;
+  /**
+   * Resolves once the store acknowledged everything handed over before the call, while later
+   * rows go on being handed over (a snapshot's file waits for it, processing does not).
+   */
+  acknowledged(): Promise<void>;
   /** Rows handed over and not yet acknowledged, counted in the messages behind them. */
   pending(): number;
   /** No more retries or timed writes (the aggregator is stopping or failed). */
@@ -189,6 +194,14 @@ export function createSinkWriter(ctx: Context, options: SinkWriterOptions): Sink
         if (failure) throw failure;
         if (!filling.used) return;
       }
+    },
+
+    async acknowledged() {
+      // Sets are written one at a time in order: once the set holding the rows handed over so far
+      // has started, its write is the one in flight (it may have taken later rows too).
+      await start();
+      if (inFlight) await inFlight;
+      if (failure) throw failure;
     },
 
     pending: () => filling.messages + inFlightMessages,

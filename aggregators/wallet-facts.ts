@@ -38,10 +38,11 @@ export interface WalletFacts {
   /** Reads by wallet key, from memory or the store. */
   readonly reader: WalletReader;
   /**
-   * Moves wallets idle since `idleBefore(chain)` to the store, at the version of the snapshot that
-   * follows; returns how many left memory (none without a store).
+   * Moves wallets idle since `idleBefore(chain)` to the store at `version` (one no written snapshot
+   * names yet), until `due()` says the slice is spent: the next call goes on where this one stopped.
+   * Returns how many left memory and whether the pass reached the last wallet (none without a store).
    */
-  park(idleBefore: (chain: string) => number, version: number): number;
+  park(idleBefore: (chain: string) => number, version: number, due?: () => boolean): { parked: number; done: boolean };
 }
 
 /** A wallet's key in the wallet-facts stage: `chain:address`, as token keys. */
@@ -65,6 +66,7 @@ function unpinned(w: WalletState): boolean {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+const never = () => false;
 
 /** The tokens the wallet holds a balance of. */
 export const holdings = (w: WalletState): ReadonlySet<string> => w.held ?? NONE;
@@ -102,6 +104,8 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
   }
 
   const reader: WalletReader = { get: lookup };
+  /** The park pass under way (park resumes it). */
+  let pass: MapIterator<[string, WalletState]> | null = null;
 
   return {
     reader,
@@ -139,12 +143,23 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
       return forgotten + store.forget(chain, idleBefore);
     },
 
-    park(idleBefore, version) {
-      if (!store) return 0;
+    park(idleBefore, version, due = never) {
+      if (!store) return { parked: 0, done: true };
       const rows: ParkedWalletRow[] = [];
       const leaving: string[] = [];
       const bounds = new Map<string, number>();
-      for (const [key, w] of wallets) {
+      // A Map iterator survives the wallets added and deleted between slices.
+      pass ??= wallets.entries();
+      let done = false;
+      for (let scanned = 1; ; scanned++) {
+        if ((scanned & 63) === 0 && due()) break;
+        const next = pass.next();
+        if (next.done) {
+          pass = null;
+          done = true;
+          break;
+        }
+        const [key, w] = next.value;
         const chain = key.slice(0, key.indexOf(':'));
         let bound = bounds.get(chain);
         if (bound === undefined) bounds.set(chain, (bound = idleBefore(chain)));
@@ -156,7 +171,7 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
       }
       store.put(rows, version);
       for (const key of leaving) wallets.delete(key);
-      return leaving.length;
+      return { parked: leaving.length, done };
     },
   };
 }

@@ -38,6 +38,8 @@ import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { createWalletFacts, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import { buildToken } from '../aggregators/view.ts';
+import { createSinkWriter } from '../aggregators/sink-writer.ts';
+import type { SpotStore, TradeRow } from '../clickhouse/types.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
 import { bruteStats } from './fixtures/aggregator-brute.ts';
 
@@ -902,9 +904,9 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
     w.fundedBy.push('F1');
     setHolding(w, 'solana:T1', true);
     stage.touch(stage.get('solana', 'W2'), 5000);
-    assert.equal(
+    assert.deepEqual(
       stage.park(() => 2000, 10),
-      1,
+      { parked: 1, done: true },
     );
     assert.deepEqual([...wallets.keys()], ['solana:W2']);
     const back = stage.peek('solana', 'W1')!;
@@ -912,12 +914,114 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
     assert.ok(back.held instanceof Set && back.held.has('solana:T1'));
     store.confirm(10);
     // Parked again unchanged: the row keeps its version (a restart at 10 still finds it).
-    assert.equal(
+    assert.deepEqual(
       stage.park(() => 2000, 20),
-      1,
+      { parked: 1, done: true },
     );
     store.rollback(10);
     assert.deepEqual(stage.reader.get('solana:W1'), w);
     store.close();
+  });
+
+  it('a park pass goes in slices: each call stops when its slice is spent and the next goes on', () => {
+    const store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+    const wallets = new Map();
+    const stage = createWalletFacts(wallets, { expire: true, store });
+    for (let i = 0; i < 300; i++) stage.touch(stage.get('solana', `W${i}`), 1000);
+    const first = stage.park(
+      () => 2000,
+      10,
+      () => true,
+    );
+    assert.equal(first.done, false);
+    assert.ok(first.parked > 0 && first.parked < 300, `a spent slice stops early (${first.parked})`);
+    // Added while the pass is under way: the pass still reaches it.
+    stage.touch(stage.get('solana', 'late'), 1500);
+    const rest = stage.park(() => 2000, 11);
+    assert.deepEqual(rest, { parked: 301 - first.parked, done: true });
+    assert.equal(wallets.size, 0);
+    assert.equal(store.count(), 301);
+    // A new pass starts from the first wallet again.
+    stage.touch(stage.get('solana', 'W0'), 5000);
+    stage.touch(stage.get('solana', 'W1'), 1000);
+    assert.deepEqual(
+      stage.park(() => 2000, 12),
+      { parked: 1, done: true },
+    );
+    assert.deepEqual([...wallets.keys()], ['solana:W0']);
+    store.close();
+  });
+});
+
+describe('aggregator store writes (sink-writer.ts)', () => {
+  const part = (id: string) => ({
+    trades: [{ id } as unknown as TradeRow],
+    candleRows: [],
+    tokens: [],
+    tokenEvents: [],
+    labels: new Map(),
+    balances: new Map(),
+  });
+  /** A store whose trade inserts finish when the test says so. */
+  function heldStore() {
+    const writes: Array<{ ids: string[]; finish: (error?: Error) => void }> = [];
+    const store = {
+      insertTrades: (rows: TradeRow[]) =>
+        new Promise<void>((resolve, reject) =>
+          writes.push({ ids: rows.map((r) => r.id), finish: (error) => (error ? reject(error) : resolve()) }),
+        ),
+    } as unknown as SpotStore;
+    return { store, writes };
+  }
+  const settled = async (promise: Promise<unknown>) => {
+    let done = false;
+    void promise.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    return done;
+  };
+
+  it('acknowledged() waits for the rows handed over before it, not for later ones', async () => {
+    const { store, writes } = heldStore();
+    const sinks = createSinkWriter(ctx, { store, flushEvery: 1000, flushAfterMs: 60_000, onFailure: () => {} });
+    await sinks.add(part('a'), 1);
+    const acknowledged = sinks.acknowledged();
+    await sinks.add(part('b'), 1);
+    assert.equal(await settled(acknowledged), false, 'the write holding a is in flight');
+    assert.deepEqual(
+      writes.map((w) => w.ids),
+      [['a']],
+    );
+    writes[0]!.finish();
+    assert.equal(await settled(acknowledged), true);
+    assert.equal(writes.length, 1, 'b is not written for it');
+    assert.equal(sinks.pending(), 1);
+    const drained = sinks.drain();
+    await settled(drained);
+    writes[1]!.finish();
+    await drained;
+    assert.equal(sinks.pending(), 0);
+    sinks.stop();
+  });
+
+  it('acknowledged() rejects when the write fails for good', async () => {
+    const { store, writes } = heldStore();
+    let failed: Error | null = null;
+    const sinks = createSinkWriter(ctx, {
+      store,
+      flushEvery: 1000,
+      flushAfterMs: 60_000,
+      attempts: 1,
+      onFailure: (error) => (failed = error),
+    });
+    await sinks.add(part('a'), 1);
+    const acknowledged = sinks.acknowledged();
+    await settled(acknowledged);
+    writes[0]!.finish(new Error('store down'));
+    await assert.rejects(acknowledged, /store down/);
+    assert.match(String(failed), /store down/);
+    sinks.stop();
   });
 });
