@@ -20,11 +20,12 @@ import { createSinkWriter } from './sink-writer.ts';
 import { createEviction } from './eviction.ts';
 import {
   readSnapshot,
-  serializeState,
+  captureState,
   snapshotBytes,
   snapshotPath,
   walletStorePath,
   writeSnapshotFile,
+  type StateCapture,
 } from './snapshot.ts';
 import { newState, type AggregatorState } from './state.ts';
 import { buildToken } from './view.ts';
@@ -101,8 +102,10 @@ interface ViewsPass {
   candleMessages: ProduceMessage[];
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Main-thread time a slice of the wallet park takes before input batches get their turn. */
+/** Main-thread time a slice of the wallet park or of a snapshot capture takes before input batches get their turn. */
 const WALLET_PARK_SLICE_MS = 2;
+const SNAPSHOT_SLICE_MS = 2;
+const never = () => false;
 
 export function createAggregator(ctx: Context, options: AggregatorOptions): Aggregator {
   const { log, store } = options;
@@ -171,6 +174,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   let snapshotWrite: Promise<void> = Promise.resolve();
   /** True from a snapshot's state being taken until its file is on disk (or failed). */
   let snapshotWriting = false;
+  /** Completes the snapshot capture under way at once, if one is. */
+  let finishCapture: (() => void) | null = null;
   /** A merged message whose evicted tokens are being brought back; applied first once they are. */
   let held: MergeItem<RawSwap | TokenEvent> | null = null;
 
@@ -460,10 +465,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
   /**
    * Takes the state and its offsets at once; the file is written once the store acknowledged every
-   * row they cover, while processing goes on. Distributed, the store holds every row first and owned
-   * partitions are made durable: a local snapshot never runs ahead of them.
+   * row they cover, while processing goes on; embedded, its tokens are serialised in slices between
+   * input batches (snapshot.ts captureState), unless `atOnce`. Distributed, the store holds every row
+   * first and owned partitions are made durable: a local snapshot never runs ahead of them.
    */
-  async function snapshot(): Promise<void> {
+  async function snapshot(atOnce = false): Promise<void> {
     if (options.partitioned) {
       await sinks.drain();
       try {
@@ -479,23 +485,31 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     // Idle tokens leave memory here, once their views are published and the store holds their rows.
     if (eviction) await eviction.evictIdle(() => sinks.drain());
+    // The previous file waits for its capture: that completes now if it has not yet.
+    finishCapture?.();
     await snapshotWrite;
     const started = Date.now();
-    const pieces = serializeState(state);
+    const capture = captureState(state);
+    // Distributed, owned partitions' tokens are read outside tokenIn (partitioned.ts): taken at once.
+    const captured = atOnce || options.partitioned ? capture.step(never) : captureInSlices(capture);
     const processed = state.processed;
     const offsets = { ...state.offsets };
     lastSnapshotAt = Date.now();
     lastSnapshotProcessed = processed;
     // The file is written while processing goes on; the next snapshot and stop() wait for it.
     snapshotWriting = true;
-    snapshotWrite = sinks
-      .acknowledged()
-      .then(() => writeSnapshotFile(file, pieces))
+    let bytes = 0;
+    snapshotWrite = Promise.all([captured, sinks.acknowledged()])
+      .then(() => {
+        const pieces = capture.pieces();
+        bytes = snapshotBytes(pieces);
+        return writeSnapshotFile(file, pieces);
+      })
       .then(
         () => {
           snapshotWriting = false;
           if (logger.isLevelEnabled('debug'))
-            logger.debug({ bytes: snapshotBytes(pieces), ms: Date.now() - started, processed }, 'snapshot written');
+            logger.debug({ bytes, ms: Date.now() - started, processed }, 'snapshot written');
           walletStore?.confirm(processed);
           commitOffsets(offsets);
           options.onSnapshot?.({ processed });
@@ -509,6 +523,31 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
           );
         },
       );
+  }
+
+  /**
+   * Serialises the rest of a capture's tokens a slice at a time between input batches; resolves
+   * once all are in. finishCapture() does the rest at once (the next snapshot, stop()).
+   */
+  function captureInSlices(capture: StateCapture): Promise<void> {
+    return new Promise((resolve) => {
+      let done = false;
+      const advance = (due: () => boolean) => {
+        if (done || !capture.step(due)) return;
+        done = true;
+        if (finishCapture === finish) finishCapture = null;
+        resolve();
+      };
+      const finish = () => advance(never);
+      finishCapture = finish;
+      const slice = () =>
+        void serial(async () => {
+          const sliceEnd = performance.now() + SNAPSHOT_SLICE_MS;
+          advance(() => performance.now() >= sliceEnd);
+          if (!done) setImmediate(slice);
+        });
+      setImmediate(slice);
+    });
   }
 
   /** Moves idle wallets to the store until `due()`; true once the pass reached the last wallet. */
@@ -684,12 +723,13 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         await sinks.drain();
         // The last views unparked the tokens they read: the final snapshot keeps every idle one parked.
         processor.parkIdle();
+        finishCapture?.();
         await snapshotWrite;
         if (walletStore) {
           // The first call finishes a pass under way, the second goes over every wallet.
           for (let passes = 0; passes < 2; ) if (parkWalletSlice()) passes++;
         }
-        await snapshot();
+        await snapshot(true);
         await snapshotWrite;
       });
       cancelScheduledFlush();

@@ -22,8 +22,18 @@ const unpack = (bytes: Uint8Array): Buffer => zlib.inflateRawSync(bytes);
 
 const decode = (bytes: Uint8Array): TokenState => upgradeToken(v8.deserialize(unpack(bytes)));
 
+/** Per state, what must see a token's key before tokenIn hands the token out (a snapshot capture). */
+const tokenReadHooks = new WeakMap<AggregatorState, (key: string) => void>();
+
+/** Sets (or clears, with null) the hook tokenIn calls with each key before it hands the token out. */
+export function onTokenRead(state: AggregatorState, hook: ((key: string) => void) | null): void {
+  if (hook) tokenReadHooks.set(state, hook);
+  else tokenReadHooks.delete(state);
+}
+
 /** The token's state, brought back into `tokens` when it was parked. */
 export function tokenIn(state: AggregatorState, key: string): TokenState | undefined {
+  tokenReadHooks.get(state)?.(key);
   const live = state.tokens.get(key);
   if (live || !state.parked) return live;
   const parked = state.parked.get(key);

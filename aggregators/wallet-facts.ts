@@ -68,6 +68,15 @@ function unpinned(w: WalletState): boolean {
 const NONE: ReadonlySet<string> = new Set();
 const never = () => false;
 
+/** Per wallets map, what must see a wallet's key before a read hands the wallet out (a snapshot capture). */
+const walletReadHooks = new WeakMap<Map<string, WalletState>, (key: string) => void>();
+
+/** Sets (or clears, with null) the hook every read of `wallets` calls with the key first. */
+export function onWalletRead(wallets: Map<string, WalletState>, hook: ((key: string) => void) | null): void {
+  if (hook) walletReadHooks.set(wallets, hook);
+  else walletReadHooks.delete(wallets);
+}
+
 /** The tokens the wallet holds a balance of. */
 export const holdings = (w: WalletState): ReadonlySet<string> => w.held ?? NONE;
 
@@ -92,6 +101,7 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
   const loaded = new WeakMap<WalletState, Buffer>();
 
   function lookup(key: string): WalletState | undefined {
+    walletReadHooks.get(wallets)?.(key);
     const live = wallets.get(key);
     if (live || !store) return live;
     const facts = store.get(key);

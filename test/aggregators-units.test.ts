@@ -32,7 +32,7 @@ import {
   type ParkedToken,
   type TokenState,
 } from '../aggregators/state.ts';
-import { readSnapshot, serializeState, writeSnapshotFile } from '../aggregators/snapshot.ts';
+import { captureState, readSnapshot, serializeState, writeSnapshotFile } from '../aggregators/snapshot.ts';
 import { tokenIn } from '../aggregators/parking.ts';
 import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { createWalletFacts, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
@@ -808,6 +808,62 @@ describe('aggregator snapshot with parked tokens', () => {
       assert.equal(tokenIn(loaded, key)?.address, TOKEN);
       fs.truncateSync(file, fs.statSync(file).size - 1);
       assert.throws(() => readSnapshot(file), /truncated or corrupt/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a capture taken while processing goes on holds the state as of its start', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
+    try {
+      const state = parkedRun();
+      const p = createProcessor(ctx, state, undefined, { parkIdleMs: 10 * 60_000 });
+      const tokenSwap = (token: number, time: number, block: number) => ({
+        ...swap(time, block, addr(0x50 + token), 'buy', E, E / 10n),
+        token: addr(0xa00 + token),
+      });
+      const later = T + 2 * 3_600_000 + 120_000;
+      for (let i = 0; i < 6; i++) p.swap(tokenSwap(i, later, 10 + i), newBatchOutput());
+      const reference = path.join(dir, 'reference.bin');
+      await writeSnapshotFile(reference, serializeState(state));
+      const capture = captureState(state);
+      // Processing goes on between slices: traded tokens, one of them before any slice, and a new one.
+      p.swap(tokenSwap(0, later + 1000, 20), newBatchOutput());
+      let slices = 0;
+      for (let i = 1; !capture.step(() => true); i++, slices++)
+        p.swap(tokenSwap(i % 7, later + 1000 + i * 1000, 20 + i), newBatchOutput());
+      assert.ok(slices >= 3, `taken in slices (${slices})`);
+      const captured = path.join(dir, 'captured.bin');
+      await writeSnapshotFile(captured, capture.pieces());
+      const expected = readSnapshot(reference)!;
+      assert.deepEqual(readSnapshot(captured), expected);
+      assert.notDeepEqual(state.tokens, expected.tokens, 'the live state moved on');
+      // The hook is gone once the capture is complete: later reads serialise nothing.
+      p.swap(tokenSwap(1, later + 60_000, 90), newBatchOutput());
+      assert.deepEqual(readSnapshot(captured), expected);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads a snapshot of the version before, whose tokens in memory are in the state section', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
+    try {
+      const state = parkedRun();
+      const { parked, ...rest } = state;
+      const body = v8.serialize(rest);
+      const entries = [...parked!];
+      const index = v8.serialize(entries.map(([key, p]) => [key, p.chain, p.updatedAt, p.expiry, p.bytes.byteLength]));
+      const head = Buffer.alloc(24);
+      head.write('SPOTSNP2');
+      head.writeBigUInt64LE(BigInt(body.length), 8);
+      head.writeBigUInt64LE(BigInt(index.length), 16);
+      const file = path.join(dir, 'snapshot.bin');
+      fs.writeFileSync(file, Buffer.concat([head, body, index, ...entries.map(([, p]) => p.bytes)]));
+      const loaded = readSnapshot(file)!;
+      assert.deepEqual(loaded.tokens, state.tokens);
+      assert.deepEqual(loaded.parked, state.parked);
+      assert.deepEqual(loaded.wallets, state.wallets);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
