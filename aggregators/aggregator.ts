@@ -102,9 +102,8 @@ interface ViewsPass {
   candleMessages: ProduceMessage[];
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Main-thread time a slice of the wallet park or of a snapshot capture takes before input batches get their turn. */
-const WALLET_PARK_SLICE_MS = 2;
-const SNAPSHOT_SLICE_MS = 2;
+/** Main-thread time a slice of background work (a snapshot capture, the wallet park) takes before input batches get their turn. */
+const BACKGROUND_SLICE_MS = 2;
 const never = () => false;
 
 export function createAggregator(ctx: Context, options: AggregatorOptions): Aggregator {
@@ -491,7 +490,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     const started = Date.now();
     const capture = captureState(state);
     // Distributed, owned partitions' tokens are read outside tokenIn (partitioned.ts): taken at once.
-    const captured = atOnce || options.partitioned ? capture.step(never) : captureInSlices(capture);
+    let captured: Promise<void> | undefined;
+    if (atOnce || options.partitioned) capture.step(never);
+    else captured = captureInSlices(capture);
     const processed = state.processed;
     const offsets = { ...state.offsets };
     lastSnapshotAt = Date.now();
@@ -526,27 +527,35 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   }
 
   /**
-   * Serialises the rest of a capture's tokens a slice at a time between input batches; resolves
-   * once all are in. finishCapture() does the rest at once (the next snapshot, stop()).
+   * Runs `step` a slice at a time in the processing chain, input batches between slices, until it
+   * returns true (done) or `go()` says no.
+   */
+  function inSlices(step: (due: () => boolean) => boolean, go: () => boolean = () => true): void {
+    const slice = () =>
+      void serial(async () => {
+        if (!go()) return;
+        const sliceEnd = performance.now() + BACKGROUND_SLICE_MS;
+        if (!step(() => performance.now() >= sliceEnd)) setImmediate(slice);
+      });
+    setImmediate(slice);
+  }
+
+  /**
+   * Serialises the rest of a capture's tokens and wallets in slices; resolves once all are in.
+   * finishCapture() does the rest at once (the next snapshot, stop()).
    */
   function captureInSlices(capture: StateCapture): Promise<void> {
     return new Promise((resolve) => {
-      let done = false;
-      const advance = (due: () => boolean) => {
-        if (done || !capture.step(due)) return;
-        done = true;
+      const complete = (due: () => boolean) => {
+        if (!capture.step(due)) return false;
         if (finishCapture === finish) finishCapture = null;
         resolve();
+        return true;
       };
-      const finish = () => advance(never);
+      const finish = () => void complete(never);
       finishCapture = finish;
-      const slice = () =>
-        void serial(async () => {
-          const sliceEnd = performance.now() + SNAPSHOT_SLICE_MS;
-          advance(() => performance.now() >= sliceEnd);
-          if (!done) setImmediate(slice);
-        });
-      setImmediate(slice);
+      // Once finished at once, the slices have nothing left.
+      inSlices((due) => finishCapture !== finish || complete(due));
     });
   }
 
@@ -567,12 +576,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
    * thread 50–270 ms on the mainnet profile, and every trade behind it waited.
    */
   function parkWallets(): void {
-    if (!walletStore || stopped || failure) return;
-    void serial(async () => {
-      if (!walletStore || stopped || failure || snapshotWriting) return;
-      const sliceEnd = performance.now() + WALLET_PARK_SLICE_MS;
-      if (!parkWalletSlice(() => performance.now() >= sliceEnd)) setImmediate(parkWallets);
-    });
+    if (walletStore) inSlices(parkWalletSlice, () => !stopped && !failure && !snapshotWriting);
   }
 
   /**

@@ -58,64 +58,70 @@ const WALLETS_PER_PIECE = 256;
  * size; the largest token is ~2.4 MB (~5 ms), 20k wallets ~12 MB (~35 ms).
  */
 export interface StateCapture {
-  /** Serialises tokens until due() (at least one); true once every token is in. */
+  /** Serialises tokens, then wallets, until due() (at least one piece); true once all are in. */
   step(due: () => boolean): boolean;
   /** The file's pieces, once step() returned true. */
   pieces(): Uint8Array[];
+}
+
+/** Values a capture has yet to serialise, each taken once: by a slice, or before processing reads it. */
+function pendingValues<T>(values: Map<string, T>, serialise: (entries: Array<[string, T]>) => void) {
+  const waiting = new Map(values);
+  return {
+    waiting,
+    take(key: string) {
+      const value = waiting.get(key);
+      if (value === undefined) return;
+      waiting.delete(key);
+      serialise([[key, value]]);
+    },
+    takeSome(count: number) {
+      const entries: Array<[string, T]> = [];
+      for (const entry of waiting) {
+        entries.push(entry);
+        waiting.delete(entry[0]);
+        if (entries.length === count) break;
+      }
+      serialise(entries);
+    },
+  };
 }
 
 export function captureState(state: AggregatorState): StateCapture {
   const { parked, tokens, wallets, ...rest } = state;
   const body = v8.serialize(rest);
   const parkedEntries = [...(parked ?? [])];
-  // The file keeps the tokens' order (a restart iterates them as the uninterrupted run would).
-  const order = [...tokens.keys()];
-  const waiting = new Map(tokens);
-  const taken = new Map<string, Uint8Array>();
-  const take = (key: string) => {
-    const token = waiting.get(key);
-    if (!token) return;
-    waiting.delete(key);
-    taken.set(key, v8.serialize(token));
-  };
-  if (waiting.size > 0) onTokenRead(state, take);
+  // The file keeps the tokens' and wallets' order (a restart iterates them as the uninterrupted run would).
+  const tokenOrder = [...tokens.keys()];
   const walletOrder = [...wallets.keys()];
-  const walletsWaiting = new Map(wallets);
+  const tokenBytes = new Map<string, Uint8Array>();
   const walletPieces: Uint8Array[] = [];
-  const takeWallet = (key: string) => {
-    const wallet = walletsWaiting.get(key);
-    if (!wallet) return;
-    walletsWaiting.delete(key);
-    walletPieces.push(v8.serialize([[key, wallet]]));
-  };
-  if (walletsWaiting.size > 0) onWalletRead(wallets, takeWallet);
+  const tokensLeft = pendingValues(tokens, (entries) => {
+    for (const [key, token] of entries) tokenBytes.set(key, v8.serialize(token));
+  });
+  const walletsLeft = pendingValues(wallets, (entries) => walletPieces.push(v8.serialize(entries)));
+  const left = () => tokensLeft.waiting.size + walletsLeft.waiting.size;
+  onTokenRead(state, tokensLeft.take);
+  onWalletRead(wallets, walletsLeft.take);
   return {
     step(due) {
-      for (const key of waiting.keys()) {
-        take(key);
-        if (due()) return false;
+      while (left() > 0) {
+        if (tokensLeft.waiting.size > 0) tokensLeft.takeSome(1);
+        else walletsLeft.takeSome(WALLETS_PER_PIECE);
+        if (due()) break;
       }
+      if (left() > 0) return false;
       onTokenRead(state, null);
-      while (walletsWaiting.size > 0) {
-        const entries: Array<[string, WalletState]> = [];
-        for (const entry of walletsWaiting) {
-          entries.push(entry);
-          walletsWaiting.delete(entry[0]);
-          if (entries.length === WALLETS_PER_PIECE) break;
-        }
-        walletPieces.push(v8.serialize(entries));
-        if (due() && walletsWaiting.size > 0) return false;
-      }
       onWalletRead(wallets, null);
       return true;
     },
     pieces() {
-      if (waiting.size > 0 || walletsWaiting.size > 0) throw new Error('the snapshot capture is not complete');
+      if (left() > 0) throw new Error('the snapshot capture is not complete');
       const parkedIndex = v8.serialize(
         parkedEntries.map(([key, p]): ParkedIndexEntry => [key, p.chain, p.updatedAt, p.expiry, p.bytes.byteLength]),
       );
-      const tokenBytes = order.map((key) => taken.get(key)!);
-      const tokenIndex = v8.serialize(order.map((key, i): TokenIndexEntry => [key, tokenBytes[i]!.byteLength]));
+      const tokenPieces = tokenOrder.map((key) => tokenBytes.get(key)!);
+      const tokenIndex = v8.serialize(tokenOrder.map((key, i): TokenIndexEntry => [key, tokenPieces[i]!.byteLength]));
       const walletIndex = v8.serialize([walletOrder, walletPieces.map((piece) => piece.byteLength)] as WalletIndex);
       const head = Buffer.alloc(HEAD_BYTES);
       SNAPSHOT_MAGIC.copy(head);
@@ -129,7 +135,7 @@ export function captureState(state: AggregatorState): StateCapture {
         tokenIndex,
         walletIndex,
         ...parkedEntries.map(([, p]) => p.bytes),
-        ...tokenBytes,
+        ...tokenPieces,
         ...walletPieces,
       ];
     },

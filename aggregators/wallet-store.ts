@@ -1,10 +1,11 @@
 // Parked wallet facts on local disk (one SQLite file beside the snapshot): a wallet idle in memory
-// moves here at a snapshot and comes back on its next read. A day of the mainnet profile brings
+// moves here after a snapshot and comes back on its next read. A day of the mainnet profile brings
 // millions of wallets, most holding dust of a dead token; on disk they cost no memory.
 //
-// Rows are written only at snapshots, versioned by the state's `processed` then. Each row keeps the
-// version before it while that one is the newest a written snapshot may name, so a restart from an
-// older snapshot (the last write crashed) rolls every row back to what that snapshot expects.
+// Rows are written between a snapshot's confirmation and the next capture, versioned by the state's
+// `processed` then. Each row keeps the version before it while that one is the newest a written
+// snapshot may name, so a restart from an older snapshot (the last write crashed) rolls every row
+// back to what that snapshot expects.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
