@@ -789,9 +789,18 @@ describe('aggregator snapshot with parked tokens', () => {
     return state;
   };
 
-  it('writes parked tokens as their own section and reads them back, each in its own buffer', async () => {
+  /** Runs fn in a fresh temporary directory, removed afterwards. */
+  const inTempDir = async (fn: (dir: string) => Promise<void>) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
     try {
+      await fn(dir);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('writes parked tokens as their own section and reads them back, each in its own buffer', () =>
+    inTempDir(async (dir) => {
       const state = parkedRun();
       assert.equal(state.parked?.size, 1, 'the idle token is parked');
       const file = path.join(dir, 'snapshot.bin');
@@ -808,14 +817,10 @@ describe('aggregator snapshot with parked tokens', () => {
       assert.equal(tokenIn(loaded, key)?.address, TOKEN);
       fs.truncateSync(file, fs.statSync(file).size - 1);
       assert.throws(() => readSnapshot(file), /truncated or corrupt/);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('a capture taken while processing goes on holds the state as of its start', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
-    try {
+  it('a capture taken while processing goes on holds the state as of its start', () =>
+    inTempDir(async (dir) => {
       const state = parkedRun();
       const p = createProcessor(ctx, state, undefined, { parkIdleMs: 10 * 60_000 });
       const tokenSwap = (token: number, time: number, block: number) => ({
@@ -841,14 +846,10 @@ describe('aggregator snapshot with parked tokens', () => {
       // The hook is gone once the capture is complete: later reads serialise nothing.
       p.swap(tokenSwap(1, later + 60_000, 90), newBatchOutput());
       assert.deepEqual(readSnapshot(captured), expected);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('reads a snapshot of the version before, whose tokens in memory are in the state section', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
-    try {
+  it('reads a snapshot of the version before, whose tokens in memory are in the state section', () =>
+    inTempDir(async (dir) => {
       const state = parkedRun();
       const { parked, ...rest } = state;
       const body = v8.serialize(rest);
@@ -864,14 +865,10 @@ describe('aggregator snapshot with parked tokens', () => {
       assert.deepEqual(loaded.tokens, state.tokens);
       assert.deepEqual(loaded.parked, state.parked);
       assert.deepEqual(loaded.wallets, state.wallets);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('reads a whole-state snapshot whose parked tokens were kept undeflated', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-snapshot-'));
-    try {
+  it('reads a whole-state snapshot whose parked tokens were kept undeflated', () =>
+    inTempDir(async (dir) => {
       const state = parkedRun();
       const [key, parked] = [...state.parked!][0]!;
       const token = tokenIn(newStateWith(state, key, parked), key)!;
@@ -880,10 +877,7 @@ describe('aggregator snapshot with parked tokens', () => {
       fs.writeFileSync(file, v8.serialize(legacy));
       const loaded = readSnapshot(file)!;
       assert.deepEqual(tokenIn(loaded, key), token);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 /** A copy of the state's parked entry alone, to bring it back without touching the state. */
