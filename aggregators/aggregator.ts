@@ -351,7 +351,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
   /** Every view changed so far, whole: the pass in progress is finished, then one more for the rest. */
   async function flushViews(): Promise<void> {
-    if (viewsPass) await buildViews(viewsPass, Number.POSITIVE_INFINITY);
+    if (viewsPass) await buildViews(viewsPass, never);
     if (viewsChanged.size === 0 && viewsTraded.size === 0) {
       cancelViews?.();
       cancelViews = null;
@@ -359,7 +359,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       viewsMessages = 0;
       return;
     }
-    await buildViews(beginViewsPass(), Number.POSITIVE_INFINITY);
+    await buildViews(beginViewsPass(), never);
   }
 
   /** Takes the tokens changed so far into a new pass; later changes wait for the next one. */
@@ -386,30 +386,30 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   function startViewsPass(): void {
     if (viewsPass || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
     const pass = beginViewsPass();
-    const slice = () => {
-      if (viewsPass !== pass) return; // finished by a whole flushViews meanwhile
-      void serial(async () => {
-        if (viewsPass !== pass || failure) return;
-        await buildViews(pass, performance.now() + viewsSliceMs);
-        if (viewsPass === pass) setImmediate(slice);
-        else scheduleViews(); // tokens changed while this pass was built
-      }).catch(fail);
-    };
-    setImmediate(slice);
+    inSlices(
+      async (due) => {
+        await buildViews(pass, due);
+        if (viewsPass === pass) return false;
+        scheduleViews(); // tokens changed while this pass was built
+        return true;
+      },
+      () => viewsPass === pass, // not when a whole flushViews finished it meanwhile
+      viewsSliceMs,
+    );
   }
 
   /**
-   * Builds the pass's token objects and open candles until `deadline` (at least one token), hands
+   * Builds the pass's token objects and open candles until `due()` (at least one token), hands
    * their rows to the store writer at once (the dirty flags they clear are then covered), and
    * publishes the pass's messages once it is complete.
    */
-  async function buildViews(pass: ViewsPass, deadline: number): Promise<void> {
+  async function buildViews(pass: ViewsPass, due: () => boolean): Promise<void> {
     // Holder facts of an evicted token's wallets changed: it comes back for its view.
     if (eviction && pass.nextChanged === 0) await eviction.reload(eviction.evictedIn(pass.changed));
     const tokens: Token[] = [];
     const candleRows: CandleRow[] = [];
     let built = 0;
-    const more = () => built === 0 || deadline === Number.POSITIVE_INFINITY || performance.now() < deadline;
+    const more = () => built === 0 || !due();
     while (pass.nextChanged < pass.changed.length && more()) {
       const key = pass.changed[pass.nextChanged++]!;
       const t = tokenIn(state, key);
@@ -527,16 +527,23 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   }
 
   /**
-   * Runs `step` a slice at a time in the processing chain, input batches between slices, until it
-   * returns true (done) or `go()` says no.
+   * Runs `step` a slice at a time in the processing chain, one slice per event-loop turn with input
+   * batches going first, until it returns true (done), `go()` says no or the aggregator failed; a
+   * step that throws fails it. Live views passes, snapshot captures and the wallet park run so.
    */
-  function inSlices(step: (due: () => boolean) => boolean, go: () => boolean = () => true): void {
-    const slice = () =>
+  function inSlices(
+    step: (due: () => boolean) => boolean | Promise<boolean>,
+    go: () => boolean = () => true,
+    sliceMs = BACKGROUND_SLICE_MS,
+  ): void {
+    const slice = () => {
+      if (failure || !go()) return;
       void serial(async () => {
-        if (!go()) return;
-        const sliceEnd = performance.now() + BACKGROUND_SLICE_MS;
-        if (!step(() => performance.now() >= sliceEnd)) setImmediate(slice);
-      });
+        if (failure || !go()) return;
+        const sliceEnd = performance.now() + sliceMs;
+        if (!(await step(() => performance.now() >= sliceEnd))) setImmediate(slice);
+      }).catch(fail);
+    };
     setImmediate(slice);
   }
 
@@ -576,7 +583,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
    * thread 50–270 ms on the mainnet profile, and every trade behind it waited.
    */
   function parkWallets(): void {
-    if (walletStore) inSlices(parkWalletSlice, () => !stopped && !failure && !snapshotWriting);
+    if (walletStore) inSlices(parkWalletSlice, () => !stopped && !snapshotWriting);
   }
 
   /**
