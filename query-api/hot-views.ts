@@ -53,10 +53,15 @@ export interface HotViews {
    */
   candleGeneration(chain: Chain, address: string): number | undefined;
   readonly discovery: DiscoveryIndex;
-  /** Applies one message of each topic (the consumers call these; exported for replays and tools). */
-  applyToken(token: Token): void;
+  /**
+   * Applies one message of each topic (exported for replays and tools). `text` is the message's
+   * JSON as it came from the log, kept instead of serialising the object again.
+   */
+  applyToken(token: Token, text?: string): void;
   applyTrade(message: PricedTradeMessage): void;
   applyCandles(message: CandleUpdateMessage): void;
+  /** A spot.candles.v1 value as it came from the log, keyed `chain:address`; not parsed (see candleHeader). */
+  applyCandlesText(key: string, text: string): void;
 }
 
 export interface HotViewsOptions {
@@ -77,7 +82,7 @@ const PACK_EVERY_MS = 100;
 
 interface CandleState {
   updatedAt: number;
-  /** The message's `open` map as JSON, deflated (latin1 string): open candles repeat across timeframes. */
+  /** The message's JSON, deflated (latin1 string): open candles repeat across timeframes. */
   packed: string;
   seenAt: number;
   /** The newest open bucket time over every timeframe: a trade before it is late for some timeframe. */
@@ -85,14 +90,37 @@ interface CandleState {
   generation: number;
 }
 
-function newestOpenOf(message: CandleUpdateMessage): number {
-  let newest = -Infinity;
-  for (const byMetric of Object.values(message.open)) {
-    for (const byDenomination of Object.values(byMetric)) {
-      for (const candle of Object.values(byDenomination)) if (candle && candle.time > newest) newest = candle.time;
-    }
+/** The non-negative integer written after the first `"name":` at or after `from`, or -1. */
+function integerAfter(text: string, name: string, from: number): { value: number; end: number } {
+  const at = text.indexOf(name, from);
+  if (at < 0) return { value: -1, end: -1 };
+  let end = at + name.length;
+  let value = 0;
+  let digits = 0;
+  for (let c = text.charCodeAt(end); c >= 48 && c <= 57; c = text.charCodeAt(++end), digits++)
+    value = value * 10 + c - 48;
+  return { value: digits > 0 ? value : -1, end };
+}
+
+/**
+ * updatedAt and the newest open bucket time of a spot.candles.v1 value, read without parsing it:
+ * a candles message is ~10 KB, and parsing it made most of the serving thread's garbage while the
+ * aggregator catches up. The topic's schema (additionalProperties: false) puts `"updatedAt":` only
+ * at the top and `"time":` only in candles; inside a JSON string a quote is always escaped, so
+ * neither can occur there. Null when the text does not have that shape.
+ */
+function candleHeader(text: string): { updatedAt: number; newestOpen: number } | null {
+  const updatedAt = integerAfter(text, '"updatedAt":', 0).value;
+  if (updatedAt < 0) return null;
+  let newestOpen = -Infinity;
+  for (let at = 0; ; ) {
+    const time = integerAfter(text, '"time":', at);
+    if (time.end < 0) break;
+    if (time.value < 0) return null;
+    if (time.value > newestOpen) newestOpen = time.value;
+    at = time.end;
   }
-  return newest;
+  return { updatedAt, newestOpen };
 }
 
 /** Trades ordered oldest → newest (appends are cheap); `partial` when older trades may be missing. */
@@ -152,9 +180,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   const openOf = (state: CandleState): CandleUpdateMessage['open'] => {
     let open = unpacked.get(state);
     if (open) return open;
-    open = JSON.parse(
-      zlib.inflateRawSync(Buffer.from(state.packed, 'latin1')).toString(),
-    ) as CandleUpdateMessage['open'];
+    open = (JSON.parse(zlib.inflateRawSync(Buffer.from(state.packed, 'latin1')).toString()) as CandleUpdateMessage)
+      .open;
     unpacked.set(state, open);
     if (unpacked.size > UNPACKED_CANDLES) unpacked.delete(unpacked.keys().next().value as CandleState);
     return open;
@@ -164,12 +191,12 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   let packTimer: NodeJS.Timeout | undefined;
   let readyPromise: Promise<void> = Promise.resolve();
 
-  function applyToken(token: Token): void {
+  function applyToken(token: Token, text?: string): void {
     if (token.updatedAt < now() - STALE_AFTER_MS) return;
     const key = tokenKey(token.chain, token.address);
     const previous = tokens.get(key);
     if (previous && previous.token.updatedAt > token.updatedAt) return;
-    const entry = packer.entry(key, token);
+    const entry = packer.entry(key, token, text);
     tokens.delete(key);
     tokens.set(key, entry);
     discovery.upsert(entry, previous);
@@ -193,19 +220,29 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     }
   }
 
-  function applyCandles(message: CandleUpdateMessage): void {
-    const key = tokenKey(message.chain, message.token);
+  function putCandles(key: string, text: string, updatedAt: number, newestOpen: number): void {
     const previous = candles.get(key);
-    if (previous && previous.updatedAt > message.updatedAt) return;
+    if (previous && previous.updatedAt > updatedAt) return;
     candles.delete(key);
-    const packed = zlib.deflateRawSync(Buffer.from(JSON.stringify(message.open)), { level: 1 }).toString('latin1');
     candles.set(key, {
-      updatedAt: message.updatedAt,
-      packed,
+      updatedAt,
+      packed: zlib.deflateRawSync(Buffer.from(text), { level: 1 }).toString('latin1'),
       seenAt: now(),
-      newestOpen: newestOpenOf(message),
+      newestOpen,
       generation: previous?.generation ?? ++generations,
     });
+  }
+
+  function applyCandles(message: CandleUpdateMessage): void {
+    const text = JSON.stringify(message);
+    const header = candleHeader(text);
+    if (header) putCandles(tokenKey(message.chain, message.token), text, header.updatedAt, header.newestOpen);
+  }
+
+  function applyCandlesText(key: string, text: string): void {
+    const header = candleHeader(text);
+    if (header) putCandles(key, text, header.updatedAt, header.newestOpen);
+    else logger.warn({ key }, 'skipping a candles message without updatedAt and candle times');
   }
 
   function sweep(): void {
@@ -263,6 +300,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     applyToken,
     applyTrade,
     applyCandles,
+    applyCandlesText,
 
     async start() {
       await options.log.ensureTopics([TOPICS.tokens, TOPICS.candles, TOPICS.trades]);
@@ -315,10 +353,16 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
           // A token version is packed (deflated) as it lands: ~50 µs each, so a batch is sliced.
           const slicer = createSlicer();
           for (const message of batch.messages) {
-            const value = parse(message);
-            if (value !== null && typeof value === 'object') {
-              if (batch.topic === TOPICS.tokens.name) applyToken(value as Token);
-              else applyCandles(value as CandleUpdateMessage);
+            if (batch.topic === TOPICS.tokens.name) {
+              const value = parse(message);
+              if (value !== null && typeof value === 'object') applyToken(value as Token, message.value);
+            } else if (message.value !== '') {
+              // Keyed chain:address by the aggregator (core/topics.ts); a keyless value is parsed for its token.
+              if (message.key) applyCandlesText(message.key, message.value);
+              else {
+                const value = parse(message);
+                if (value !== null && typeof value === 'object') applyCandles(value as CandleUpdateMessage);
+              }
             }
             if (slicer.due()) await slicer.pause();
           }

@@ -24,7 +24,8 @@ export interface TokenEntry {
 }
 
 export interface TokenPacker {
-  entry(key: string, token: Token): TokenEntry;
+  /** `text` is the token's JSON when the caller has it (a log message), else it is serialised here. */
+  entry(key: string, token: Token, text?: string): TokenEntry;
   /** The token's full JSON (the token details body). */
   body(entry: TokenEntry): Buffer;
   /** The entry was replaced or removed: its body is not needed any more. */
@@ -129,12 +130,12 @@ export function createTokenPacker(options: { hotBodies?: number; maxPlain?: numb
   }
 
   return {
-    entry(key, token) {
+    entry(key, token, text) {
       const entry: TokenEntry = {
         key,
         token: slim(token),
         packed: null,
-        plain: Buffer.from(JSON.stringify(token)),
+        plain: Buffer.from(text ?? JSON.stringify(token)),
         column: columnOf(token),
         sortCache: {},
       };

@@ -176,6 +176,44 @@ describe('query API: candle answer cache', () => {
     assert.equal(storeCalls - calls, 6);
   });
 
+  it("takes a candles message as the log's text, unparsed: the same open buckets, ordering and late-trade check", () => {
+    const texted = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Candles As Text' });
+    const key = `solana:${texted.address}`;
+    const minute = m0 + 50 * MINUTE;
+    const message = { ...openMessage(minute, 60), token: texted.address };
+    views.applyCandlesText(key, JSON.stringify(message));
+    assert.deepEqual(views.openCandle('solana', texted.address, '1m', 'price', 'usd'), message.open['1m']!.price.usd);
+    assert.deepEqual(
+      views.openCandle('solana', texted.address, '5m', 'marketCap', 'native'),
+      message.open['5m']!.marketCap.native,
+    );
+    // An older version does not replace it.
+    views.applyCandlesText(key, JSON.stringify({ ...openMessage(minute, 61), token: texted.address, updatedAt: 1 }));
+    assert.equal(views.openCandle('solana', texted.address, '1m', 'price', 'usd')?.open, 60);
+    // The newest open bucket is the 1m one: a trade in it is not late, one before it is.
+    const generation = views.candleGeneration('solana', texted.address);
+    assert.notEqual(generation, undefined);
+    const trade = (at: number, i: number) => ({
+      trade: makeTrade(texted, at, i),
+      identities: [],
+      pool: 'pool',
+      dex: 'pumpswap',
+    });
+    views.applyTrade(trade(minute + 1000, 1));
+    assert.equal(views.candleGeneration('solana', texted.address), generation);
+    views.applyTrade(trade(minute - 1000, 2));
+    assert.notEqual(views.candleGeneration('solana', texted.address), generation);
+    // A value without updatedAt or with a candle time that is not an integer is skipped.
+    const other = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Bad Candles' });
+    views.applyCandlesText(
+      `solana:${other.address}`,
+      JSON.stringify({ ...message, token: other.address, updatedAt: 'x' }),
+    );
+    const badTime = JSON.stringify({ ...message, token: other.address }).replace('"time":', '"time":"x"');
+    views.applyCandlesText(`solana:${other.address}`, badTime);
+    assert.equal(views.candleGeneration('solana', other.address), undefined);
+  });
+
   it("keeps a token's trades newest first whatever their arrival order, each once (many share a second)", () => {
     const traded = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Busy Second' });
     const second = m0 + 40 * MINUTE;
