@@ -53,6 +53,35 @@ function stampIds(into: Map<string, number>, messages: readonly { value: string 
   }
 }
 
+const BLOCK_FIELD = '"blockNumber":';
+
+/**
+ * Each swap's place in its block (chain and block number) among the swaps seen so far: a block's
+ * swaps reach the log together, and the aggregator prices them one after another.
+ */
+function placeSwaps(
+  places: Map<string, number>,
+  blockSizes: Map<string, number>,
+  messages: readonly { value: string }[],
+) {
+  for (const m of messages) {
+    if (!m.value.startsWith(SWAP_PREFIX)) continue;
+    const idEnd = m.value.indexOf('"', SWAP_PREFIX.length);
+    const at = m.value.indexOf(BLOCK_FIELD, idEnd);
+    if (idEnd < 0 || at < 0) continue;
+    const id = m.value.slice(SWAP_PREFIX.length, idEnd);
+    const numberEnd = m.value.indexOf(',', at);
+    const block = `${id.slice(0, id.indexOf(':'))}:${m.value.slice(at + BLOCK_FIELD.length, numberEnd)}`;
+    const place = blockSizes.get(block) ?? 0;
+    blockSizes.set(block, place + 1);
+    if (!places.has(id)) places.set(id, place);
+  }
+}
+
+/** Places in a block the swap → trade figures are split by: the first swap, the 2nd to 100th, the rest. */
+const PLACE_GROUPS = ['first', 'upTo100th', 'later'] as const;
+const placeGroup = (place: number) => (place === 0 ? 0 : place < 100 ? 1 : 2);
+
 /** Fixed-rate GETs over a keep-alive agent; every response's latency kept. */
 function startRestLoad(base: string, authorization: string, paths: string[], perSecond: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
@@ -143,10 +172,15 @@ runScenarioMain<Params>(
       let swapsSeen = 0;
       const swapSeenAt = new Map<string, number>();
       const tradeSeenAt = new Map<string, number>();
+      const swapPlaces = new Map<string, number>();
+      const blockSizes = new Map<string, number>();
       let stamping = false;
       const readingSwaps = swapReader.run(async (batch) => {
         swapsSeen += batch.messages.length;
-        if (stamping) stampIds(swapSeenAt, batch.messages, SWAP_PREFIX, epochNow());
+        if (stamping) {
+          stampIds(swapSeenAt, batch.messages, SWAP_PREFIX, epochNow());
+          placeSwaps(swapPlaces, blockSizes, batch.messages);
+        }
       });
       const readingTrades = tradeReader.run(async (batch) => {
         if (stamping) stampIds(tradeSeenAt, batch.messages, TRADE_PREFIX, epochNow());
@@ -197,12 +231,15 @@ runScenarioMain<Params>(
       const restLatencies: number[] = [];
       const frameLatencies: number[] = [];
       const swapToTrade: number[] = [];
+      const swapToTradeByPlace: number[][] = PLACE_GROUPS.map(() => []);
+      const swapsPerBlock: number[] = [];
       const tradeToFrame: number[] = [];
       const frameWindows: Array<{
         p50: number;
         p99: number;
         matched: number;
         swapToTradeP99: number;
+        firstInBlockSwapToTradeP99: number;
         tradeToFrameP99: number;
         /** Event-loop delay p99 of this bench process (the stamps) and the worst subscriber process. */
         benchLoopP99: number;
@@ -229,6 +266,8 @@ runScenarioMain<Params>(
           await Promise.all(clients.map((c) => c.reset()));
           swapSeenAt.clear();
           tradeSeenAt.clear();
+          swapPlaces.clear();
+          blockSizes.clear();
           benchLoop.reset();
           benchLoop.enable();
           stamping = true;
@@ -239,12 +278,20 @@ runScenarioMain<Params>(
           const sentSwaps = [...swapSeenAt.entries()];
           const sentTrades = [...tradeSeenAt.entries()];
           const windowSwapToTrade: number[] = [];
+          const windowByPlace: number[][] = PLACE_GROUPS.map(() => []);
           for (const [id, at] of sentTrades) {
             const swapAt = swapSeenAt.get(id);
-            if (swapAt !== undefined) windowSwapToTrade.push(at - swapAt);
+            if (swapAt === undefined) continue;
+            windowSwapToTrade.push(at - swapAt);
+            const place = swapPlaces.get(id);
+            if (place !== undefined) windowByPlace[placeGroup(place)]!.push(at - swapAt);
           }
+          for (let g = 0; g < PLACE_GROUPS.length; g++) append(swapToTradeByPlace[g]!, windowByPlace[g]!);
+          append(swapsPerBlock, [...blockSizes.values()]);
           swapSeenAt.clear();
           tradeSeenAt.clear();
+          swapPlaces.clear();
+          blockSizes.clear();
           const window: number[] = [];
           const windowTradeToFrame: number[] = [];
           let subscriberLoopP99 = 0;
@@ -260,6 +307,7 @@ runScenarioMain<Params>(
             p99: round(summary.p99),
             matched: window.length,
             swapToTradeP99: round(summarize(windowSwapToTrade).p99),
+            firstInBlockSwapToTradeP99: round(summarize(windowByPlace[0]!).p99),
             tradeToFrameP99: round(summarize(windowTradeToFrame).p99),
             benchLoopP99: round(benchLoop.percentile(99) / 1e6),
             subscriberLoopP99: round(subscriberLoopP99),
@@ -291,6 +339,7 @@ runScenarioMain<Params>(
       const frameSummary = summarize(frameLatencies);
       const swapToTradeSummary = summarize(swapToTrade);
       const tradeToFrameSummary = summarize(tradeToFrame);
+      const blockSummary = summarize(swapsPerBlock);
       const minuteKeys = Object.keys(rssByMinute);
       const lastMinute = minuteKeys[minuteKeys.length - 1];
       const measurements: Measurement[] = [
@@ -367,6 +416,29 @@ runScenarioMain<Params>(
               p50: round(swapToTradeSummary.p50),
               max: round(swapToTradeSummary.max),
               trades: swapToTradeSummary.count,
+            },
+          },
+          {
+            subject:
+              "of which swap → trade of a block's first swap (a block's swaps reach the log together and are priced one after another: later ones wait for those before them)",
+            metric: 'p99',
+            value: round(summarize(swapToTradeByPlace[0]!).p99),
+            unit: 'ms',
+            extra: {
+              ...Object.fromEntries(
+                PLACE_GROUPS.flatMap((group, g) => {
+                  const summary = summarize(swapToTradeByPlace[g]!);
+                  return [
+                    [`${group}P50`, round(summary.p50)],
+                    [`${group}P99`, round(summary.p99)],
+                    [`${group}Trades`, summary.count],
+                  ];
+                }),
+              ),
+              swapsPerBlockP50: blockSummary.p50,
+              swapsPerBlockP99: blockSummary.p99,
+              swapsPerBlockMax: blockSummary.max,
+              blocks: blockSummary.count,
             },
           },
           {
