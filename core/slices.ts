@@ -47,10 +47,14 @@ export function slicersWaiting(): boolean {
   return waiting.length > 0;
 }
 
-/** Resolves at this caller's turn (after the loops already waiting, one per event-loop turn). */
-export function waitForTurn(): Promise<void> {
+/**
+ * Resolves at this caller's turn: after the loops already waiting, one per event-loop turn, or
+ * ahead of them with `first` (writes to sockets of what was routed: the output of those loops).
+ */
+export function waitForTurn(first = false): Promise<void> {
   return new Promise<void>((resolve) => {
-    waiting.push(resolve);
+    if (first) waiting.unshift(resolve);
+    else waiting.push(resolve);
     scheduleTurn();
   });
 }

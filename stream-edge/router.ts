@@ -6,6 +6,7 @@ import type { Context } from '../core/context.ts';
 import type { Candle, Trade } from '../core/schemas.ts';
 import { TOPICS, isTopicValue, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import type { Token } from '../core/schemas.ts';
+import { createSlicer, waitForTurn } from '../core/slices.ts';
 import { flushAll, type OutboxHub } from './backpressure.ts';
 import { statePosition, tradePosition } from './cursor.ts';
 import { caughtUp, coveredPositions, liveAccepts } from './resume.ts';
@@ -29,11 +30,11 @@ export interface Router {
   routeValue(topic: string, value: string, partition?: number, offset?: number, key?: string): void;
   /** Routes one decoded message (benchmarks and tests drive this), then flushSoon(). */
   route(topic: string, message: unknown): void;
-  /** Hands queued frames of every connection touched since the last flush to its socket. */
-  flush(): void;
   /**
-   * flush() once the current event-loop turn ends: every message routed in that turn (all the
-   * batches of a consumer round, a burst of route() calls) reaches a socket in one write.
+   * Hands the queued frames of every connection touched since to its socket, at the thread's next
+   * turn (core/slices.ts, ahead of the loops waiting there) and in slices, a turn each: every
+   * message routed before (all the batches of a consumer round, a burst of route() calls)
+   * reaches a socket in one write.
    */
   flushSoon(): void;
 }
@@ -167,24 +168,23 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
     }
   };
 
-  const flush = () => flushAll(hub);
   // Syscalls, not JavaScript, bound fan-out: one write per socket per turn instead of one per
   // batch or per message. The 1,024-frame limit still holds: a push at the limit flushes at once.
-  let flushScheduled = false;
-  let scheduledAt = 0;
-  const scheduledFlush = () => {
-    flushScheduled = false;
-    flush();
+  let flushQueued = false;
+  let queuedAt = 0;
+  const flushTurn = () => {
+    flushQueued = false;
+    if (!flushAll(hub, createSlicer().due)) flushSoon();
   };
   const flushSoon = () => {
-    if (!flushScheduled) {
-      flushScheduled = true;
-      scheduledAt = performance.now();
-      setImmediate(scheduledFlush);
-    } else if (performance.now() - scheduledAt >= MAX_HOLD_MS) {
-      // A turn that keeps routing (a consumer catching up on a backlog) still writes every few ms.
-      flush();
-      scheduledAt = performance.now();
+    if (!flushQueued) {
+      flushQueued = true;
+      queuedAt = performance.now();
+      void waitForTurn(true).then(flushTurn);
+    } else if (performance.now() - queuedAt >= MAX_HOLD_MS) {
+      // A turn that keeps routing without yielding (a burst of route() calls) still writes every few ms.
+      flushAll(hub, createSlicer().due);
+      queuedAt = performance.now();
     }
   };
 
@@ -207,7 +207,6 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
       dispatch(topic, message, null);
       flushSoon();
     },
-    flush,
     flushSoon,
   };
 }

@@ -119,6 +119,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   const index = createSubscriptionIndex();
   const hub: OutboxHub = {
     pending: [],
+    flushed: 0,
     assembler: createFrameAssembler(),
     counters: { framesSent: 0, framesQueued: 0 },
   };
@@ -444,7 +445,7 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
             const delta = discovery.delta(sub);
             if (delta !== null) sendUpdate(sub, delta);
           }
-          router.flush();
+          router.flushSoon();
         }, DISCOVERY_INTERVAL_MS);
         discoveryTimer.unref();
       }

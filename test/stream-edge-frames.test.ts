@@ -1,5 +1,7 @@
-// Update frame bytes: prefix + seq + shared tail, assembled into one reused buffer.
+// Update frame bytes: prefix + seq + shared tail, assembled into one reused buffer; outboxes
+// flushed to their sockets in slices.
 import assert from 'node:assert/strict';
+import { createOutbox, flushAll, type FrameSocket, type OutboxHub } from '../stream-edge/backpressure.ts';
 import { createFrameAssembler, cursorPrefix, updatePrefix, updateTail } from '../stream-edge/update-frames.ts';
 
 describe('stream edge: update frame assembly', () => {
@@ -63,5 +65,41 @@ describe('stream edge: update frame assembly', () => {
       );
       assert.equal(JSON.parse(text).cursor, 'tabc123.mwtt41co.2-0-1-0');
     }
+  });
+
+  it('flushes outboxes in slices: each socket once per round, in order, pushed-again ones at the end', () => {
+    const hub: OutboxHub = {
+      pending: [],
+      flushed: 0,
+      assembler: createFrameAssembler(),
+      counters: { framesSent: 0, framesQueued: 0 },
+    };
+    const written: string[] = [];
+    const socket = (name: string): FrameSocket => ({
+      send: (message) => (written.push(`${name}:${Buffer.from(message).toString()}`), 1),
+      getBufferedAmount: () => 0,
+      cork: (write) => write(),
+    });
+    const options = { maxUnsentFrames: 1024, hub, onOverflow: () => assert.fail('no overflow') };
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => createOutbox(socket(name), options));
+    a!.push('1');
+    b!.push('2');
+    c!.push('3');
+    // The slice is spent after the first socket: the rest waits for the next call.
+    assert.equal(
+      flushAll(hub, () => true),
+      false,
+    );
+    assert.deepEqual(written, ['a:1']);
+    a!.push('4'); // flushed this round already: listed again, after c
+    b!.push('5'); // still listed: not twice
+    assert.equal(flushAll(hub), true);
+    assert.deepEqual(written, ['a:1', 'b:2', 'b:5', 'c:3', 'a:4']);
+    assert.equal(hub.pending.length, 0);
+    assert.equal(hub.counters.framesSent, 5);
+    assert.equal(hub.counters.framesQueued, 0);
+    c!.push('6');
+    assert.equal(flushAll(hub), true);
+    assert.deepEqual(written.slice(5), ['c:6']);
   });
 });
