@@ -2,6 +2,7 @@
 import type { Context } from '../core/context.ts';
 import { createQueryApi, type QueryApi } from '../query-api/app.ts';
 import { createHotViews, type HotViews } from '../query-api/hot-views.ts';
+import { SLICE_MS } from '../core/slices.ts';
 import { createStreamEdge } from '../stream-edge/server.ts';
 import { trackStreamStats } from '../stream-edge/ops.ts';
 import { createConsole } from '../query-api/console/console.ts';
@@ -87,6 +88,8 @@ export async function startEdge(runtime: Runtime, views?: HotViews): Promise<voi
     limiters: runtime.limiters(),
     ops: runtime.ops(),
     views: views ?? (await edgeViews(runtime)),
+    // Given views are the REST API's: it answers on this thread, between the edge's writes.
+    writeSliceMs: views ? SLICE_MS : undefined,
   });
   const { port } = await edge.start().catch((error: unknown) => {
     throw new ConfigError('SPOT_WS_PORT', `cannot listen on ${host}:${wsPort}: ${(error as Error).message}`);

@@ -31,10 +31,10 @@ export interface Router {
   /** Routes one decoded message (benchmarks and tests drive this), then flushSoon(). */
   route(topic: string, message: unknown): void;
   /**
-   * Hands the queued frames of every connection touched since to its socket, at the thread's next
-   * turn (core/slices.ts, ahead of the loops waiting there) and in slices, a turn each: every
-   * message routed before (all the batches of a consumer round, a burst of route() calls)
-   * reaches a socket in one write.
+   * Hands the queued frames of every connection touched since to its socket once the current
+   * event-loop turn ends (with writeSliceMs: in slices, a turn each, ahead of the sliced loops
+   * waiting; core/slices.ts): every message routed before (all the batches of a consumer round, a
+   * burst of route() calls) reaches a socket in one write.
    */
   flushSoon(): void;
 }
@@ -49,6 +49,8 @@ export interface RouterDeps {
    * live trade's cursor carries and where a resume hands over to the live feed.
    */
   tradePositions: number[];
+  /** Sockets are written in slices of this many ms (see StreamEdgeOptions.writeSliceMs); unset, all at once. */
+  writeSliceMs?: number;
 }
 
 /** One update, with its own seq, to every open subscription of `subs`. */
@@ -170,20 +172,24 @@ export function createRouter(ctx: Context, deps: RouterDeps): Router {
 
   // Syscalls, not JavaScript, bound fan-out: one write per socket per turn instead of one per
   // batch or per message. The 1,024-frame limit still holds: a push at the limit flushes at once.
+  const sliceMs = deps.writeSliceMs;
   let flushQueued = false;
   let queuedAt = 0;
+  /** Writes what is queued, or a slice of it; true once nothing is left. */
+  const write = () => flushAll(hub, sliceMs === undefined ? undefined : createSlicer(sliceMs).due);
   const flushTurn = () => {
     flushQueued = false;
-    if (!flushAll(hub, createSlicer().due)) flushSoon();
+    if (!write()) flushSoon();
   };
   const flushSoon = () => {
     if (!flushQueued) {
       flushQueued = true;
       queuedAt = performance.now();
-      void waitForTurn(true).then(flushTurn);
+      if (sliceMs === undefined) setImmediate(flushTurn);
+      else void waitForTurn(true).then(flushTurn);
     } else if (performance.now() - queuedAt >= MAX_HOLD_MS) {
-      // A turn that keeps routing without yielding (a burst of route() calls) still writes every few ms.
-      flushAll(hub, createSlicer().due);
+      // A turn that keeps routing (a consumer catching up on a backlog) still writes every few ms.
+      write();
       queuedAt = performance.now();
     }
   };

@@ -80,6 +80,14 @@ export interface StreamEdgeOptions {
    * spot.tokens, and the spot.discovery boards. Without them those are refused (SERVICE_UNAVAILABLE).
    */
   views?: HotViews;
+  /**
+   * Write to sockets in slices of this many ms, with the thread's other work between them: set
+   * where the REST API answers on the same thread (a write to 1,000 sockets took up to 15–27 ms
+   * that requests waited behind). Unset, each turn's frames are written at once, which a thread of
+   * the edge's own or one busy with ingest wants (each slice waits a turn: latency bench p50
+   * 17 / p99 114 ms sliced against 9 / 62 ms).
+   */
+  writeSliceMs?: number;
   now?: () => number;
 }
 
@@ -126,7 +134,13 @@ export function createStreamEdge(ctx: Context, options: StreamEdgeOptions): Stre
   const outboxCounters = hub.counters;
   const routerCounters: RouterCounters = { messagesRouted: 0, messagesInvalid: 0, updatesSent: 0 };
   const tradePositions = new Array<number>(TOPICS.trades.partitions).fill(0);
-  const router = createRouter(ctx, { index, hub, counters: routerCounters, tradePositions });
+  const router = createRouter(ctx, {
+    index,
+    hub,
+    counters: routerCounters,
+    tradePositions,
+    writeSliceMs: options.writeSliceMs,
+  });
   const now = options.now ?? Date.now;
   const views = options.views ?? null;
   const discovery = views ? createDiscoveryChannel({ discovery: views.discovery, now }) : null;
