@@ -104,8 +104,8 @@ function integerAfter(text: string, name: string, from: number): { value: number
 
 /**
  * updatedAt and the newest open bucket time of a spot.candles.v1 value, read without parsing it:
- * a candles message is ~10 KB, and parsing it made most of the serving thread's garbage while the
- * aggregator catches up. The topic's schema (additionalProperties: false) puts `"updatedAt":` only
+ * a candles message is ~10 KB, and parsing it and serialising its candles again took ~70 µs of
+ * the ~106 µs a message cost the serving thread (it reads thousands in a catch-up). The topic's schema (additionalProperties: false) puts `"updatedAt":` only
  * at the top and `"time":` only in candles; inside a JSON string a quote is always escaped, so
  * neither can occur there. Null when the text does not have that shape.
  */

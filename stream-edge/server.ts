@@ -83,9 +83,8 @@ export interface StreamEdgeOptions {
   /**
    * Write to sockets in slices of this many ms, with the thread's other work between them: set
    * where the REST API answers on the same thread (a write to 1,000 sockets took up to 15–27 ms
-   * that requests waited behind). Unset, each turn's frames are written at once, which a thread of
-   * the edge's own or one busy with ingest wants (each slice waits a turn: latency bench p50
-   * 17 / p99 114 ms sliced against 9 / 62 ms).
+   * that requests waited behind). Unset, each turn's frames are written at once: with no requests
+   * to let through, each slice would only add a turn between a frame and its socket.
    */
   writeSliceMs?: number;
   now?: () => number;
