@@ -7,6 +7,7 @@ import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { Batch, Consumer, EventLog, ProduceMessage } from '../core/eventlog/types.ts';
 import type { Token } from '../core/schemas.ts';
+import { createSlicer } from '../core/slices.ts';
 import { ALL_TOPICS, TOPICS, assertTopicValue, isTopicValue, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import type { CandleRow, SpotStore } from '../clickhouse/types.ts';
 import type { EvictedTokenStore } from '../clickhouse/aggregator-state.ts';
@@ -540,8 +541,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       if (failure || !go()) return;
       void serial(async () => {
         if (failure || !go()) return;
-        const sliceEnd = performance.now() + sliceMs;
-        if (!(await step(() => performance.now() >= sliceEnd))) setImmediate(slice);
+        if (!(await step(createSlicer(sliceMs).due))) setImmediate(slice);
       }).catch(fail);
     };
     setImmediate(slice);
