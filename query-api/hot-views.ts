@@ -75,6 +75,11 @@ export interface HotViewsOptions {
   sweepIntervalMs?: number;
 }
 
+/**
+ * How long past 24 h idle a held token stays before the sweep drops it: a client that read it on a
+ * discovery board moments before is still answered here, not through the ingest thread.
+ */
+export const IDLE_GRACE_MS = 5 * 60_000;
 const UNPACKED_CANDLES = 256;
 /** A token version not replaced for this long is deflated (token-pack.ts). */
 const PLAIN_MS = 2_000;
@@ -191,12 +196,16 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   let readyPromise: Promise<void> = Promise.resolve();
 
   function applyToken(token: Token, text?: string): void {
-    if (token.updatedAt < now() - STALE_AFTER_MS) return;
     const key = tokenKey(token.chain, token.address);
     const previous = tokens.get(key);
+    // Past the idle cutoff, a version replaces one still held (the aggregator publishes the token
+    // with its emptied 24 h window as it leaves) and keeps its place: the sweep goes in
+    // updatedAt order. A token not held is the store's.
+    const idle = token.updatedAt < now() - STALE_AFTER_MS;
+    if (idle && !previous) return;
     if (previous && previous.token.updatedAt > token.updatedAt) return;
     const entry = packer.entry(key, token, text);
-    tokens.delete(key);
+    if (!idle) tokens.delete(key);
     tokens.set(key, entry);
     discovery.upsert(entry, previous);
     if (previous) packer.drop(previous);
@@ -247,7 +256,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   function sweep(): void {
     const cutoff = now() - STALE_AFTER_MS;
     for (const [key, entry] of tokens) {
-      if (entry.token.updatedAt >= cutoff) break;
+      if (entry.token.updatedAt >= cutoff - IDLE_GRACE_MS) break;
       tokens.delete(key);
       discovery.remove(entry);
       packer.drop(entry);
@@ -407,11 +416,9 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
     ready: () => readyPromise,
 
-    token(chain, address) {
-      const entry = tokens.get(tokenKey(chain, address));
-      if (!entry || entry.token.updatedAt < now() - STALE_AFTER_MS) return undefined;
-      return entry;
-    },
+    // A token that went idle is answered from here until the sweep drops it (IDLE_GRACE_MS): the
+    // store holds the same version, read through the ingest thread.
+    token: (chain, address) => tokens.get(tokenKey(chain, address)),
 
     tokenBody(entry) {
       return packer.body(entry);

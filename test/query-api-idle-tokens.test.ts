@@ -1,0 +1,73 @@
+// A token that goes 24 h without a trade leaves the hot views at the first sweep after a grace, and
+// until then it is answered from them (the store would answer the same version through the ingest thread). The
+// version the aggregator publishes as the token leaves (its 24 h window emptied) replaces the held
+// one without moving it in the sweep's updatedAt order.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { createStore } from '../clickhouse/store.ts';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import type { Token } from '../core/schemas.ts';
+import { IDLE_GRACE_MS, createHotViews, type HotViews } from '../query-api/hot-views.ts';
+import { sharedChdb } from './helpers/chdb.ts';
+import { makeToken, solanaAddress } from './query-api-env.ts';
+
+const DAY = 24 * 3600_000;
+const SWEEP_MS = 20;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('query API: hot views of a token going idle', () => {
+  let clock = Date.now();
+  let views: HotViews;
+  let closeLog = async () => {};
+
+  const held = (token: Token) => {
+    const entry = views.token(token.chain, token.address);
+    return entry ? (JSON.parse(views.tokenBody(entry).toString()) as Token) : undefined;
+  };
+
+  before(async () => {
+    const chdb = await sharedChdb();
+    const log = createEmbeddedLog(chdb.ctx, { path: path.join(chdb.dataDir, 'idle-tokens-log', 'events.sqlite') });
+    closeLog = () => log.close();
+    views = createHotViews(chdb.ctx, {
+      log,
+      store: createStore(chdb.ctx, chdb.client),
+      now: () => clock,
+      sweepIntervalMs: SWEEP_MS,
+    });
+    await views.start();
+  });
+
+  after(async () => {
+    await views.stop();
+    await closeLog();
+  });
+
+  it('answers an idle token through the grace, with the version published as it left, and drops it then', async () => {
+    const leaving = makeToken({
+      chain: 'solana',
+      address: solanaAddress(),
+      name: 'Leaving',
+      updatedAt: clock - DAY + 5000,
+    });
+    const active = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Active', updatedAt: clock });
+    views.applyToken(leaving);
+    views.applyToken(active);
+    clock += 10_000; // `leaving` is now past the cutoff; no sweep ran since
+    assert.equal(held(leaving)?.name, 'Leaving');
+    // Published as it left, after `active`: it replaces the held version in place.
+    views.applyToken({ ...leaving, name: 'Left' });
+    assert.equal(held(leaving)?.name, 'Left');
+    // An idle token not held stays the store's.
+    const gone = makeToken({ chain: 'solana', address: solanaAddress(), updatedAt: clock - DAY - 1 });
+    views.applyToken(gone);
+    assert.equal(held(gone), undefined);
+    await sleep(SWEEP_MS * 5);
+    assert.equal(held(leaving)?.name, 'Left', 'swept within the grace');
+    // Past the grace the sweep takes it out in updatedAt order; moved behind `active`, it would stay.
+    clock += IDLE_GRACE_MS;
+    await sleep(SWEEP_MS * 5);
+    assert.equal(held(leaving), undefined);
+    assert.equal(held(active)?.name, 'Active');
+  });
+});
