@@ -1,6 +1,6 @@
 // Holder figures kept up to date per change instead of recomputed over every holder at each
 // token build: per counted holder its balance and categories, per token the sums, counts and the
-// balances in order (for the top 10). Derived data, never in a snapshot: a token's index is built
+// largest balances (for the top 10). Derived data, never in a snapshot: a token's index is built
 // (one pass, the same as computeHolders) the first time it is needed and kept right by the
 // processor's calls below; a token change that can move many holders at once drops it.
 import type { TokenState } from './state.ts';
@@ -13,6 +13,7 @@ import {
   isExcludedHolder,
   type HoldersObject,
 } from './holders.ts';
+import { createTopBalances, type TopBalances } from './top-balances.ts';
 import { walletKey, type WalletReader } from './wallet-facts.ts';
 
 interface Member {
@@ -24,8 +25,8 @@ interface HolderIndex {
   members: Map<string, Member>;
   sums: bigint[];
   counts: number[];
-  /** Balances of the members, ascending. */
-  sorted: bigint[];
+  /** The members' largest balances. */
+  top: TopBalances;
   /** Holders changed since the figures were last read: applied then, once each. */
   dirty: Set<string>;
   /** The figures as last built; null once anything changed. */
@@ -35,47 +36,8 @@ interface HolderIndex {
 // Keyed by the token's state object: an index lives and dies with it (a restored snapshot starts
 // without one).
 const indexes = new WeakMap<TokenState, HolderIndex>();
-
-/** Index of the first element >= value (ascending array). */
-function lowerBound(sorted: bigint[], value: bigint): number {
-  let lo = 0,
-    hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function insertSorted(sorted: bigint[], bal: bigint): void {
-  const at = lowerBound(sorted, bal);
-  if (at === sorted.length) sorted.push(bal);
-  else sorted.splice(at, 0, bal);
-}
-
-/** Replaces one `from` by `to`, shifting only the balances between the two. */
-function moveSorted(sorted: bigint[], from: bigint, to: bigint): void {
-  let i = lowerBound(sorted, from);
-  if (to > from) {
-    while (i + 1 < sorted.length && sorted[i + 1]! < to) {
-      sorted[i] = sorted[i + 1]!;
-      i++;
-    }
-  } else {
-    while (i > 0 && sorted[i - 1]! > to) {
-      sorted[i] = sorted[i - 1]!;
-      i--;
-    }
-  }
-  sorted[i] = to;
-}
-
-function removeSorted(sorted: bigint[], bal: bigint): void {
-  const at = lowerBound(sorted, bal);
-  if (at === sorted.length - 1) sorted.pop();
-  else sorted.splice(at, 1);
-}
+/** The top-holders share sums this many. */
+const TOP_HOLDERS = 10;
 
 /** One holder's entry from the state now (balance, attributes, wallet facts). */
 function update(index: HolderIndex, token: TokenState, wallets: WalletReader, address: string): void {
@@ -86,18 +48,21 @@ function update(index: HolderIndex, token: TokenState, wallets: WalletReader, ad
     if (!old) return;
     index.members.delete(address);
     addToCategories(index.sums, index.counts, old.bal, old.mask, -1);
-    removeSorted(index.sorted, old.bal);
+    index.top.remove(old.bal);
   } else {
     const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
     if (!old) {
       index.members.set(address, { bal: rec.bal, mask });
       addToCategories(index.sums, index.counts, rec.bal, mask, 1);
-      insertSorted(index.sorted, rec.bal);
+      index.top.add(rec.bal);
     } else {
       if (old.bal === rec.bal && old.mask === mask) return;
       addToCategories(index.sums, index.counts, old.bal, old.mask, -1);
       addToCategories(index.sums, index.counts, rec.bal, mask, 1);
-      if (old.bal !== rec.bal) moveSorted(index.sorted, old.bal, rec.bal);
+      if (old.bal !== rec.bal) {
+        index.top.remove(old.bal);
+        index.top.add(rec.bal);
+      }
       old.bal = rec.bal;
       old.mask = mask;
     }
@@ -106,11 +71,12 @@ function update(index: HolderIndex, token: TokenState, wallets: WalletReader, ad
 }
 
 function build(token: TokenState, wallets: WalletReader): HolderIndex {
+  const members = new Map<string, Member>();
   const index: HolderIndex = {
-    members: new Map(),
+    members,
     sums: emptySums(),
     counts: emptyCounts(),
-    sorted: [],
+    top: createTopBalances(TOP_HOLDERS, () => Array.from(members.values(), (m) => m.bal)),
     dirty: new Set(),
     figures: null,
   };
@@ -119,9 +85,8 @@ function build(token: TokenState, wallets: WalletReader): HolderIndex {
     const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
     index.members.set(address, { bal: rec.bal, mask });
     addToCategories(index.sums, index.counts, rec.bal, mask, 1);
-    index.sorted.push(rec.bal);
+    index.top.add(rec.bal);
   }
-  index.sorted.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   indexes.set(token, index);
   return index;
 }
@@ -145,10 +110,7 @@ export function holderFigures(token: TokenState, wallets: WalletReader): Holders
     index.dirty.clear();
   }
   if (!index.figures) {
-    const { sums, counts, sorted } = index;
-    let top = 0n;
-    for (let i = Math.max(0, sorted.length - 10); i < sorted.length; i++) top += sorted[i]!;
-    index.figures = figuresOf(token.supply, index.members.size, top, sums, counts);
+    index.figures = figuresOf(token.supply, index.members.size, index.top.sum(), index.sums, index.counts);
   }
   return { ...index.figures };
 }
