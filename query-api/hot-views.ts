@@ -22,11 +22,10 @@ import {
 } from '../core/schemas.ts';
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import { createSlicer, SERVING_FETCH_BYTES, SLICE_MS, waitForTurn } from '../core/slices.ts';
-import { compareNewestFirst } from './cursor.ts';
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
 import { createTokenPacker, type TokenEntry } from './token-pack.ts';
 import { STALE_AFTER_MS } from './discovery-filters.ts';
-import { tradeItem, tradeRowJson, type TradeItem } from './trade-json.ts';
+import { compareItemsNewestFirst, tradeItem, tradeRowJson, type TradeItem } from './trade-json.ts';
 
 export interface HotViews {
   start(): Promise<void>;
@@ -139,16 +138,16 @@ function insertTrade(ring: Ring, item: TradeItem, capacity: number): void {
   const last = items.length - 1;
   // Oldest first. Most arrivals are the newest; otherwise a binary search: block times are whole
   // seconds, so a busy second's trades all share one timestamp and are ordered by id.
-  if (last < 0 || compareNewestFirst(items[last]!, item) > 0) items.push(item);
+  if (last < 0 || compareItemsNewestFirst(items[last]!, item) > 0) items.push(item);
   else {
     let lo = 0;
     let hi = last;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (compareNewestFirst(items[mid]!, item) > 0) lo = mid + 1;
+      if (compareItemsNewestFirst(items[mid]!, item) > 0) lo = mid + 1;
       else hi = mid;
     }
-    if (compareNewestFirst(items[lo]!, item) === 0) return; // a duplicate
+    if (compareItemsNewestFirst(items[lo]!, item) === 0) return; // a duplicate
     items.splice(lo, 0, item);
   }
   if (items.length > capacity * 2) {
@@ -439,14 +438,14 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       }
       const merged = rings
         .flatMap((ring) => newest(ring, count))
-        .sort(compareNewestFirst)
+        .sort(compareItemsNewestFirst)
         .slice(0, count);
       // A ring that may lack older trades must still hold everything down to the page's last trade.
       const last = merged[merged.length - 1];
       for (const ring of rings) {
         if (!ring.partial) continue;
         const oldest = ring.items[0];
-        if (merged.length < count || !last || !oldest || compareNewestFirst(oldest, last) < 0) return null;
+        if (merged.length < count || !last || !oldest || compareItemsNewestFirst(oldest, last) < 0) return null;
       }
       return merged;
     },

@@ -12,6 +12,7 @@ export interface TradeItem {
 }
 
 const ID_START = '{"id":"'.length;
+const QUOTE = 34;
 
 /** A trade item that holds only its JSON: the id is read back from it (ids never need escaping). */
 class HeldTrade implements TradeItem {
@@ -21,6 +22,25 @@ class HeldTrade implements TradeItem {
   ) {}
   get id(): string {
     return this.json.slice(ID_START, this.json.indexOf('"', ID_START));
+  }
+}
+
+/**
+ * compareNewestFirst (query-api/cursor.ts) for items whose JSON is tradeJson's, which starts with
+ * the id: the ids are compared in place. A busy second's trades share a timestamp, so nearly every
+ * insertion into a ring compares ids, and reading them back allocated two strings per comparison.
+ * The closing quote sorts below every id character, so a shorter id that is a prefix of the other
+ * sorts first, as with `<` on the ids.
+ */
+export function compareItemsNewestFirst(a: TradeItem, b: TradeItem): number {
+  if (a.timestamp !== b.timestamp) return b.timestamp - a.timestamp;
+  const x = a.json;
+  const y = b.json;
+  for (let i = ID_START; ; i++) {
+    const cx = x.charCodeAt(i);
+    const cy = y.charCodeAt(i);
+    if (cx !== cy) return cx < cy ? 1 : -1;
+    if (cx === QUOTE) return 0;
   }
 }
 
