@@ -1,8 +1,8 @@
 // The largest balances of a token's holders, for the top-10 share: kept as a short ascending list
 // instead of every balance in order. A sorted array of all balances cost a memmove per holder that
 // came or left (up to tens of thousands on a busy token), about 8 % of the ingest thread at 2,000
-// swaps/s. The list holds the largest `kept` balances; when removals leave fewer than needed, it is
-// refilled from every member once.
+// swaps/s. The list holds the largest need + SPARE balances; when removals leave fewer than `need`,
+// it is refilled from every member once.
 
 /** Balances kept beyond the ones summed: removals of top holders before a refill is needed. */
 const SPARE = 22;
