@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { CHAINS } from '../core/chains.ts';
 import { createAddressSource } from '../ingest/simulator/addresses.ts';
 import { createMarket } from '../ingest/simulator/model.ts';
-import type { SimProfileName } from '../ingest/simulator/profiles.ts';
+import { SIM_PROFILES, type SimProfileName } from '../ingest/simulator/profiles.ts';
 
 const START = 1_780_000_000_000;
 
@@ -57,5 +57,29 @@ describe('simulator profiles', () => {
     assert.ok(light.topPercentShare < 0.1, `top 1 % of wallets trade ${light.topPercentShare}`);
     assert.ok(light.wallets < 5000, `${light.wallets} wallets`);
     assert.ok(light.share('solana') > 0.4 && light.share('solana') < 0.5, `solana ${light.share('solana')}`);
+  });
+
+  it('keeps a chain trading between maxActiveTokens and a tenth more: past it the coldest stop, down to it', () => {
+    const market = createMarket({
+      seed: '12',
+      chains: ['solana'],
+      startTime: START,
+      addresses: createAddressSource('12'),
+      profile: { ...SIM_PROFILES.default, maxActiveTokens: 40, launchChance: 0.05 },
+    });
+    const sizes: number[] = [];
+    const stopped = new Set<number>();
+    let known = new Set<number>();
+    for (let s = 1; s <= 600; s++) {
+      for (const event of market.advance(START + s * 1000, 50))
+        if (event.type === 'trade' && stopped.has(event.token.id)) assert.fail(`${event.token.id} traded after it stopped`);
+      const now = new Set(market.tokens('solana').map((token) => token.id));
+      for (const id of known) if (!now.has(id)) stopped.add(id);
+      known = now;
+      sizes.push(now.size);
+    }
+    assert.ok(Math.max(...sizes) === 44, `at most ${Math.max(...sizes)} tokens`);
+    assert.ok(sizes.includes(40), 'an eviction brings the set back to 40');
+    assert.ok(stopped.size > 100, `${stopped.size} tokens stopped`);
   });
 });

@@ -21,7 +21,7 @@ export interface SimProfile {
   /** Launches per day of event time per chain; null: a fixed chance per market step (`launchChance`). */
   launchesPerDay: Record<Chain, number> | null;
   launchChance: number;
-  /** Tokens a chain keeps trading; beyond it the coldest stop for good. */
+  /** Tokens a chain keeps trading; a tenth past it, the coldest stop for good, down to it. */
   maxActiveTokens: number;
   /** Draws a new token's lifetime (the default keeps the model's historical draws). */
   lifetime(random: Random): TokenLifetime;
