@@ -689,6 +689,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       processor = createProcessor(ctx, state, partitioning, {
         parkIdleMs: options.parkIdleMs ?? PARK_IDLE_MS,
         walletStore: walletStore ?? undefined,
+        viewPending: (key) => viewsChanged.has(key) || viewsTraded.has(key),
       });
       consumer = log.consumer({
         group: `spot-aggregator-${name}`,

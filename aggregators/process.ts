@@ -134,6 +134,8 @@ export interface ProcessorOptions {
   parkIdleMs?: number;
   /** Embedded: where idle wallets are parked (aggregators/wallet-store.ts); absent, every wallet stays. */
   walletStore?: WalletStore;
+  /** Tokens whose views are still to be built: not parked yet, the views pass would bring them back at once. */
+  viewPending?: (key: string) => boolean;
 }
 
 /** A token about to lose a window trade within this much event time stays in memory. */
@@ -147,6 +149,7 @@ export function createProcessor(
 ): Processor {
   const { metrics } = ctx;
   const parkIdleMs = partitioning ? undefined : options.parkIdleMs;
+  const viewPending = options.viewPending;
   // Token keys whose windows still hold trades, per chain, with a lower bound of the event time at
   // which a window next loses a trade (derived: rebuilt from the state on load).
   const active = new Map<string, Map<string, number>>();
@@ -250,6 +253,7 @@ export function createProcessor(
     let parked = 0;
     for (const [key, t] of state.tokens) {
       if (t.chain !== chain || t.updatedAt > time - idleMs || out.changed.has(key) || out.traded.has(key)) continue;
+      if (viewPending?.(key)) continue;
       let expiry: number | null = null;
       if (hasWindowTrades(t.win)) {
         expiry = nextExpiry(t.win);

@@ -24,6 +24,7 @@ import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/cand
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
 import { createProcessor } from '../aggregators/process.ts';
+import { tokenKey } from '../core/chains.ts';
 import {
   ATTR,
   STATE_VERSION,
@@ -773,11 +774,11 @@ describe('aggregator state upgrade', () => {
 });
 
 describe('aggregator snapshot with parked tokens', () => {
-  const parkedRun = () => {
+  const parkedRun = (viewPending?: (key: string) => boolean) => {
     // Two tokens trade; two hours later trades of the second (a decay of the first, then a new
     // minute with nothing due for it) park the first (idle 10 min).
     const state = newState();
-    const p = createProcessor(ctx, state, undefined, { parkIdleMs: 10 * 60_000 });
+    const p = createProcessor(ctx, state, undefined, { parkIdleMs: 10 * 60_000, viewPending });
     const other = (time: number, block: number) => ({
       ...swap(time, block, addr(0x42), 'buy', E, E / 10n),
       token: addr(0xdef),
@@ -798,6 +799,13 @@ describe('aggregator snapshot with parked tokens', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   };
+
+  it('keeps an idle token whose view is still to be built in memory (the views pass would read it back)', () => {
+    const pending = new Set([tokenKey(CHAIN, TOKEN)]);
+    const state = parkedRun((key) => pending.has(key));
+    assert.equal(state.parked?.size ?? 0, 0);
+    assert.ok(state.tokens.has(tokenKey(CHAIN, TOKEN)));
+  });
 
   it('writes parked tokens as their own section and reads them back, each in its own buffer', () =>
     inTempDir(async (dir) => {
