@@ -542,6 +542,200 @@ describe('event log internals', () => {
     }
   });
 
+  /** A deterministic generator (tests must fail the same way every run). */
+  function lcg(seed: number): () => number {
+    return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  }
+
+  it('seeks by time through many batches, also once retention dropped the oldest ones', async () => {
+    const store = openStore({ path: path.join(dir, 'seek-time.sqlite') });
+    try {
+      const topic = store.ensureTopic({ name: 'ticks', partitions: 1, compacted: false, retentionMs: 1000 });
+      const random = lcg(11);
+      const batches: { base: number; timestamps: number[] }[] = [];
+      let ts = 1_700_000_000_000;
+      let end = 0;
+      for (let b = 0; b < 400; b++) {
+        const timestamps: number[] = [];
+        // Single-record batches first: a bisection off by one offset skips a whole batch there.
+        for (let i = b < 4 ? 1 : 1 + Math.floor(random() * 6); i > 0; i--) {
+          // Small steps, jumps, event times going back (out-of-order events), else a repeat.
+          const r = random();
+          if (r >= 0.9) ts -= Math.floor(random() * 300);
+          else if (r >= 0.8) ts += 500 + Math.floor(random() * 2000);
+          else if (r >= 0.25) ts += 1 + Math.floor(random() * 20);
+          timestamps.push(ts);
+        }
+        // A spike in the last batch retention drops: the first kept ones inherit it as their
+        // running maximum without holding a record that high.
+        if (b === 149) timestamps.push(ts + 4000);
+        const values = timestamps.map((timestamp, i) => ({ key: 'k', value: String(end + i), timestamp }));
+        store.append(topic, values, 50_000 + b);
+        batches.push({ base: end, timestamps });
+        end += timestamps.length;
+      }
+      const all = batches.flatMap((batch) => batch.timestamps);
+      const times = new Set([Math.min(...all) - 1, Math.max(...all) + 1]);
+      for (const t of all) for (const d of [-1, 0, 1]) times.add(t + d);
+
+      // Brute force over every record: the first kept batch whose running maximum (over all records
+      // ever appended) reaches t, then its first record >= t; the end offset when there is none.
+      const reference = (dropped: number, t: number): number => {
+        let max = Number.NEGATIVE_INFINITY;
+        for (const [i, batch] of batches.entries()) {
+          max = Math.max(max, ...batch.timestamps);
+          if (i < dropped || max < t) continue;
+          const at = batch.timestamps.findIndex((x) => x >= t);
+          return at < 0 ? end : batch.base + at;
+        }
+        return end;
+      };
+      const check = (dropped: number) => {
+        const answers = new Set<number>();
+        for (const t of times) {
+          const offset = store.offsetForTime(topic, 0, t);
+          assert.equal(offset, reference(dropped, t), `t = ${t}, ${dropped} batches dropped`);
+          answers.add(offset);
+        }
+        return answers.size;
+      };
+      // Distinct answers: the bisection lands all over the partition, not on a few batches.
+      const spread = check(0);
+      assert.ok(spread > 600, `${spread} distinct offsets`);
+      // Retention of 1 s at 51,150: the batches appended at 50,000 to 50,149 go.
+      assert.equal(store.applyRetention(topic, 51_150), 150);
+      assert.equal(store.fetch(topic, 0, 0, 1)[0]!.offset, batches[150]!.base);
+      const kept = check(150);
+      assert.ok(kept > 350, `${kept} distinct offsets`);
+      // The inherited spike: times the first kept batch's maximum reaches and none of its records do.
+      const inherited = [...times].filter((t) => t <= Math.max(...all) && reference(150, t) === end).length;
+      assert.ok(inherited > 10, `${inherited} times answered by the end offset`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('drops by retention exactly the batches appended before the cutoff, also after the clock stepped back', async () => {
+    const file = path.join(dir, 'retention-order.sqlite');
+    let store = openStore({ path: file });
+    const specs = ['stepped', 'walk'].map((name) => ({ name, partitions: 2, compacted: false, retentionMs: 100 }));
+    const keys = [0, 1].map((p) => {
+      let i = 0;
+      while (partitionFor(`k${i}`, 2) !== p) i++;
+      return `k${i}`;
+    });
+    // The batches each partition should hold, stamped max(clock, the partition's last stamp).
+    const expected = new Map(
+      specs.map((spec) => [spec.name, [] as { partition: number; base: number; stamp: number }[]]),
+    );
+    const ends = new Map(specs.map((spec) => [spec.name, [0, 0]]));
+    let behind = 0;
+    const append = (name: string, partitions: number[], count: number, clock: number) => {
+      const batch = partitions.flatMap((p) => Array.from({ length: count }, () => ({ key: keys[p]!, value: 'v' })));
+      store.append(store.ensureTopic(specs.find((spec) => spec.name === name)!), batch, clock);
+      const batches = expected.get(name)!;
+      for (const p of partitions) {
+        const last = batches.findLast((e) => e.partition === p)?.stamp ?? clock;
+        if (clock < last) behind++;
+        batches.push({ partition: p, base: ends.get(name)![p]!, stamp: Math.max(clock, last) });
+        ends.get(name)![p]! += count;
+      }
+    };
+    const retain = (name: string, now: number) => store.applyRetention(store.lookup(name)!, now);
+    const stored = (name: string) =>
+      store.db
+        .prepare(
+          'SELECT partition, base_offset AS base, appended_at AS stamp FROM batches WHERE topic_id = ? ORDER BY partition, last_offset',
+        )
+        .all(store.lookup(name)!.id);
+    const held = (name: string, cutoff: number) =>
+      expected
+        .get(name)!
+        .filter((e) => e.stamp >= cutoff)
+        .sort((x, y) => x.partition - y.partition || x.base - y.base);
+    try {
+      // The clock steps back from 5,000 to 2,000: the batch appended then is stamped 5,000, and a
+      // cutoff of 3,000 drops the two batches before it, not the one appended "at 2,000".
+      append('stepped', [0], 1, 1000);
+      append('stepped', [0], 1, 1500);
+      append('stepped', [0], 2, 5000);
+      append('stepped', [0], 1, 2000);
+      append('stepped', [0], 1, 5001);
+      assert.deepEqual(stored('stepped'), held('stepped', 0));
+      assert.equal(retain('stepped', 1300), 1);
+      assert.deepEqual(stored('stepped'), held('stepped', 1200));
+      assert.equal(retain('stepped', 3100), 1);
+      assert.deepEqual(stored('stepped'), held('stepped', 3000));
+      assert.equal(retain('stepped', 5100), 0);
+      assert.equal(retain('stepped', 5101), 2);
+      assert.deepEqual(stored('stepped'), held('stepped', 5001));
+
+      // Hundreds of appends over both partitions, the clock mostly advancing, sometimes stepping back.
+      const random = lcg(5);
+      let clock = 10_000;
+      for (let i = 0; i < 300; i++) {
+        clock += random() < 0.05 ? -Math.floor(random() * 100) : Math.floor(random() * 20);
+        const r = random();
+        append('walk', r < 0.4 ? [0] : r < 0.8 ? [1] : [0, 1], 1 + Math.floor(random() * 3), clock);
+        // A reopened store reads the partitions' last stamps back from the file.
+        if (i === 150) {
+          await store.close();
+          store = openStore({ path: file });
+          append('walk', [0, 1], 1, clock - 200);
+        }
+      }
+      assert.deepEqual(stored('walk'), held('walk', 0));
+      const stamps = [...new Set(expected.get('walk')!.map((e) => e.stamp))].sort((a, b) => a - b);
+      assert.ok(stamps.length > 160 && behind > 20, `${stamps.length} stamps, ${behind} behind`);
+      let before = held('walk', 0).length;
+      for (const cutoff of [
+        stamps[40]!,
+        stamps[40]! + 1,
+        stamps[41]!,
+        stamps[150]! - 1,
+        stamps[150]!,
+        stamps.at(-1)! + 1,
+      ]) {
+        const deleted = retain('walk', cutoff + 100);
+        assert.deepEqual(stored('walk'), held('walk', cutoff), `cutoff ${cutoff}`);
+        assert.equal(deleted, before - held('walk', cutoff).length, `cutoff ${cutoff}`);
+        before = held('walk', cutoff).length;
+      }
+      assert.equal(before, 0);
+      assert.deepEqual(store.endOffsets(store.lookup('walk')!), new Map(ends.get('walk')!.map((e, p) => [p, e])));
+      assert.deepEqual(stored('stepped'), held('stepped', 5001));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('drops the time and append-time indexes of a file made before they were removed', async () => {
+    const file = path.join(dir, 'old-schema.sqlite');
+    const indexes = (store: ReturnType<typeof openStore>) =>
+      store.db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'batches' ORDER BY name")
+        .pluck()
+        .all();
+    let store = openStore({ path: file });
+    const topic = store.ensureTopic({ name: 'old', partitions: 1, compacted: false });
+    store.append(topic, messages(20, 3));
+    store.db.exec(`
+      CREATE INDEX batches_time ON batches (topic_id, partition, max_ts, last_offset);
+      CREATE INDEX batches_appended ON batches (topic_id, partition, appended_at);`);
+    await store.close();
+    store = openStore({ path: file, readonly: true });
+    assert.deepEqual(indexes(store), ['batches_appended', 'batches_offset', 'batches_time']);
+    await store.close();
+    store = openStore({ path: file });
+    try {
+      assert.deepEqual(indexes(store), ['batches_offset']);
+      assert.equal(store.fetch(topic, 0, 0, 100).length, 20);
+      assert.equal(store.offsetForTime(topic, 0, 1_700_000_000_005), 5);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('bounds a fetch by size as well as by count, a message larger than the bound still delivered', async () => {
     const file = path.join(dir, 'fetch-size.sqlite');
     const log = createEmbeddedLog(testContext(), { path: file });

@@ -46,15 +46,18 @@ CREATE TABLE IF NOT EXISTS topics (
 CREATE TABLE IF NOT EXISTS partitions (
   topic_id INTEGER NOT NULL, partition INTEGER NOT NULL, next_offset INTEGER NOT NULL, max_ts INTEGER NOT NULL,
   PRIMARY KEY (topic_id, partition)) WITHOUT ROWID;
--- Non-compacted topics: record batches (see record-batch.ts). max_ts is the partition's running
--- maximum through the batch, so the first batch with max_ts >= t holds the first record >= t.
+-- Non-compacted topics: record batches (see record-batch.ts). max_ts (the partition's running
+-- maximum through the batch) and appended_at are non-decreasing in offset order, so seek by time
+-- and retention bisect on batches_offset. Each further index cost every append dirty 16 KiB pages
+-- in the WAL: dropping the two below halved both (appends of 10 messages: 230-260 -> 118-166 us,
+-- 658 -> 315 MB of WAL per 3,000).
 CREATE TABLE IF NOT EXISTS batches (
   id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,
   base_offset INTEGER NOT NULL, last_offset INTEGER NOT NULL, max_ts INTEGER NOT NULL, appended_at INTEGER NOT NULL,
   data TEXT NOT NULL, layout TEXT NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS batches_offset ON batches (topic_id, partition, last_offset);
-CREATE INDEX IF NOT EXISTS batches_time ON batches (topic_id, partition, max_ts, last_offset);
-CREATE INDEX IF NOT EXISTS batches_appended ON batches (topic_id, partition, appended_at);
+DROP INDEX IF EXISTS batches_time;
+DROP INDEX IF EXISTS batches_appended;
 -- Compacted topics: one row per message, the unique key index drops a key's previous row on write.
 CREATE TABLE IF NOT EXISTS compacted (
   topic_id INTEGER NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
@@ -191,6 +194,13 @@ function createCheckpointer(db: Database.Database, file: string, checkpointAfter
   };
 }
 
+interface BatchBounds {
+  base_offset: number;
+  last_offset: number;
+  max_ts: number;
+  appended_at: number;
+}
+
 interface CompactedRow {
   offset: number;
   key: string;
@@ -250,10 +260,18 @@ export function openStore(options: StoreOptions) {
     batchesFrom: db.prepare<[number, number, number], { base_offset: number; data: string; layout: string }>(
       'SELECT base_offset, data, layout FROM batches WHERE topic_id = ? AND partition = ? AND last_offset >= ? ORDER BY last_offset',
     ),
-    batchAtTime: db.prepare<[number, number, number], { base_offset: number; layout: string }>(
-      'SELECT base_offset, layout FROM batches WHERE topic_id = ? AND partition = ? AND max_ts >= ? ORDER BY max_ts, last_offset LIMIT 1',
+    // Columns before `data` only: reading `layout` walks a large batch's overflow pages (measured:
+    // ~2x the cost of a seek by time if every bisection step read it).
+    batchAt: db.prepare<[number, number, number], BatchBounds>(
+      'SELECT base_offset, last_offset, max_ts, appended_at FROM batches WHERE topic_id = ? AND partition = ? AND last_offset >= ? ORDER BY last_offset LIMIT 1',
     ),
-    deleteAppendedBefore: db.prepare('DELETE FROM batches WHERE topic_id = ? AND partition = ? AND appended_at < ?'),
+    layoutOf: db.prepare<[number, number, number], { layout: string }>(
+      'SELECT layout FROM batches WHERE topic_id = ? AND partition = ? AND last_offset = ?',
+    ),
+    lastAppendedAt: db.prepare<[number, number], { appended_at: number }>(
+      'SELECT appended_at FROM batches WHERE topic_id = ? AND partition = ? ORDER BY last_offset DESC LIMIT 1',
+    ),
+    deleteThrough: db.prepare('DELETE FROM batches WHERE topic_id = ? AND partition = ? AND last_offset <= ?'),
     replaceLatest: db.prepare(
       'INSERT OR REPLACE INTO compacted (topic_id, partition, offset, key, value, ts) VALUES (?, ?, ?, ?, ?, ?)',
     ),
@@ -322,6 +340,49 @@ export function openStore(options: StoreOptions) {
     return meta;
   }
 
+  /**
+   * The first batch of a partition (in offset order) for which `test` holds, `test` being false on
+   * a prefix of the batches and true after it; undefined when it holds for none. Bisects on the
+   * offset, one index seek per step.
+   */
+  function firstBatchWhere(
+    topic: TopicMeta,
+    partition: number,
+    test: (batch: BatchBounds) => boolean,
+  ): BatchBounds | undefined {
+    const first = sql.batchAt.get(topic.id, partition, 0);
+    if (!first || test(first)) return first;
+    const end = sql.partitionState.get(topic.id, partition)!.next_offset;
+    let found: BatchBounds | undefined;
+    // Offsets below `low` are in batches failing the test; the answer starts below `high`
+    // (or is `found`, or none).
+    let low = first.last_offset + 1;
+    let high = end;
+    while (low < high) {
+      const mid = Math.floor((low + high) / 2);
+      const batch = sql.batchAt.get(topic.id, partition, mid);
+      if (batch && !test(batch)) {
+        low = batch.last_offset + 1;
+      } else {
+        found = batch;
+        high = batch ? Math.min(mid, batch.base_offset) : mid;
+      }
+    }
+    return found;
+  }
+
+  // appended_at is stamped max(now, the partition's last stamp), so it never decreases along the
+  // offsets: retention then drops a prefix found by bisection. A plain `now` would not be ordered
+  // after a clock step back. The last stamp is read from the partition's last batch on first use.
+  const lastAppended = new Map<number, number[]>();
+  function appendStamp(topic: TopicMeta, partition: number, now: number): number {
+    let stamps = lastAppended.get(topic.id);
+    if (!stamps) lastAppended.set(topic.id, (stamps = []));
+    const last = (stamps[partition] ??=
+      sql.lastAppendedAt.get(topic.id, partition)?.appended_at ?? Number.NEGATIVE_INFINITY);
+    return (stamps[partition] = Math.max(now, last));
+  }
+
   const createTopic = db.transaction((spec: TopicSpec): TopicMeta => {
     const existing = lookup(spec.name);
     if (existing) return existing;
@@ -348,6 +409,7 @@ export function openStore(options: StoreOptions) {
         next++;
       });
     } else {
+      const appendedAt = appendStamp(topic, partition, now);
       for (let from = 0; from < records.length; from += MAX_BATCH_RECORDS) {
         const chunk = records.slice(from, from + MAX_BATCH_RECORDS);
         for (const record of chunk) if (record.timestamp > maxTs) maxTs = record.timestamp;
@@ -358,7 +420,7 @@ export function openStore(options: StoreOptions) {
           next,
           next + chunk.length - 1,
           maxTs,
-          now,
+          appendedAt,
           encoded.data,
           encoded.layout,
         );
@@ -380,8 +442,8 @@ export function openStore(options: StoreOptions) {
     ensureTopic(spec: TopicSpec): TopicMeta {
       return lookup(spec.name) ?? createTopic.immediate(spec);
     },
-    append(topic: TopicMeta, messages: ProduceMessage[]): void {
-      const now = Date.now();
+    /** `now` is the wall clock; tests pass their own. */
+    append(topic: TopicMeta, messages: ProduceMessage[], now = Date.now()): void {
       const byPartition = new Map<number, BatchRecord[]>();
       let units = 0;
       for (const message of messages) {
@@ -433,8 +495,12 @@ export function openStore(options: StoreOptions) {
     offsetForTime(topic: TopicMeta, partition: number, timestamp: number): number {
       const end = sql.partitionState.get(topic.id, partition)?.next_offset ?? 0;
       if (topic.compacted) return sql.compactedAtTime.get(topic.id, partition, timestamp)?.offset ?? end;
-      const batch = sql.batchAtTime.get(topic.id, partition, timestamp);
-      return (batch && firstRecordAtOrAfter(batch.layout, batch.base_offset, timestamp)) ?? end;
+      // The first batch whose running maximum reaches `timestamp`. Once retention has dropped the
+      // batch that raised it, that batch may hold no record >= timestamp: then the end, as ever.
+      const batch = firstBatchWhere(topic, partition, (b) => b.max_ts >= timestamp);
+      if (!batch) return end;
+      const { layout } = sql.layoutOf.get(topic.id, partition, batch.last_offset)!;
+      return firstRecordAtOrAfter(layout, batch.base_offset, timestamp) ?? end;
     },
     committed(group: string, topic: TopicMeta): Map<number, number> {
       if (memoryOffsets) return new Map(memoryOffsets.get(offsetsKey(group, topic)));
@@ -457,10 +523,14 @@ export function openStore(options: StoreOptions) {
      */
     applyRetention(topic: TopicMeta, now: number, maxRetentionMs = Number.POSITIVE_INFINITY): number {
       if (topic.compacted || topic.retentionMs === null) return 0;
-      const retentionMs = Math.min(topic.retentionMs, maxRetentionMs);
+      const cutoff = now - Math.min(topic.retentionMs, maxRetentionMs);
       let deleted = 0;
       for (let partition = 0; partition < topic.partitions; partition++) {
-        deleted += sql.deleteAppendedBefore.run(topic.id, partition, now - retentionMs).changes;
+        // appended_at is non-decreasing along the offsets (appendStamp): the batches before the
+        // first one appended at or after the cutoff are exactly those appended before it.
+        const kept = firstBatchWhere(topic, partition, (b) => b.appended_at >= cutoff);
+        const through = kept ? kept.base_offset - 1 : Number.MAX_SAFE_INTEGER;
+        deleted += sql.deleteThrough.run(topic.id, partition, through).changes;
       }
       return deleted;
     },
