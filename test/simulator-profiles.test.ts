@@ -72,7 +72,8 @@ describe('simulator profiles', () => {
     let known = new Set<number>();
     for (let s = 1; s <= 600; s++) {
       for (const event of market.advance(START + s * 1000, 50))
-        if (event.type === 'trade' && stopped.has(event.token.id)) assert.fail(`${event.token.id} traded after it stopped`);
+        if (event.type === 'trade' && stopped.has(event.token.id))
+          assert.fail(`${event.token.id} traded after it stopped`);
       const now = new Set(market.tokens('solana').map((token) => token.id));
       for (const id of known) if (!now.has(id)) stopped.add(id);
       known = now;
