@@ -394,8 +394,8 @@ export function createMarket(options: MarketOptions): Market {
     state.tokens.push(token);
     if (state.tokens.length > sim.maxActiveTokens + evictionSlack) {
       // The coldest tokens stop trading for good: forget them and their holders. A slack of
-      // launches between sorts: one sort per launch was a fifth of the chain node's CPU while
-      // the mainnet profile's warm start launched ~50k tokens over 2,000 kept per chain.
+      // launches between sorts: one sort per launch was two thirds of the model's time through
+      // the mainnet profile's one-day warm start (~50k launches, 2,000 tokens kept per chain).
       sortByHype(state.tokens, time);
       for (const dropped of state.tokens.splice(sim.maxActiveTokens)) state.holdings.delete(dropped.id);
       state.hot = state.hot.filter((hot) => state.tokens.includes(hot));
