@@ -19,6 +19,8 @@ import { StoreUnavailableError } from '../core/errors.ts';
 import { createStore } from '../clickhouse/store.ts';
 import type { SpotStore } from '../clickhouse/types.ts';
 import { createOps, serveOps, type Ops, type OpsPeer } from '../query-api/ops-routes.ts';
+import { AggregatorRegistry } from 'prom-client';
+import type { MetricsJSON } from '../core/metrics.ts';
 
 export interface Stoppable {
   name: string;
@@ -34,6 +36,11 @@ export interface Endpoints {
   console?: string;
 }
 
+/** Another thread of this process that keeps its own metrics (the ingest thread). */
+export interface MetricsThread {
+  metrics(): Promise<MetricsJSON>;
+}
+
 export interface Runtime {
   ctx: Context;
   endpoints: Endpoints;
@@ -45,6 +52,10 @@ export interface Runtime {
   keys(): KeyStore;
   /** One request budget per key and per IP, shared by the REST API and the stream handshakes. */
   limiters(): { key: RateLimiter; ip: RateLimiter };
+  /** Includes another thread's metrics in metricsJSON(). */
+  addMetricsThread(thread: MetricsThread): void;
+  /** This thread's metrics merged with those of the threads added (what another thread's /metrics merges). */
+  metricsJSON(): Promise<MetricsJSON>;
   /** /metrics, /healthz, /readyz of this process (served on the REST and stream ports, or SPOT_METRICS_PORT). */
   ops(): Ops;
   /** Serves the ops endpoints on SPOT_METRICS_PORT when set (roles without a REST port). */
@@ -94,6 +105,7 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
   let limiters: { key: RateLimiter; ip: RateLimiter } | null = null;
   let ops: Ops | null = null;
   let stopping: Promise<void> | null = null;
+  const metricsThreads: MetricsThread[] = [];
 
   let reportFailure!: (failure: { part: string; error: Error }) => void;
   const failed = new Promise<{ part: string; error: Error }>((resolve) => (reportFailure = resolve));
@@ -117,6 +129,15 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
         storeParts = { client, store: createStore(ctx, client) };
       }
       return storeParts;
+    },
+    addMetricsThread(thread) {
+      metricsThreads.push(thread);
+    },
+    async metricsJSON() {
+      const own = await ctx.metrics.exposeJSON();
+      if (metricsThreads.length === 0) return own;
+      const others = await Promise.all(metricsThreads.map((thread) => thread.metrics()));
+      return AggregatorRegistry.aggregate([own, ...others]).getMetricsAsJSON();
     },
     keys() {
       if (!keyStore) {

@@ -1,11 +1,11 @@
 // Runs the REST API and the stream edge on a worker thread of their own (serving-thread.ts), so
-// serving never waits behind ingest, aggregation or store writes on the main thread.
+// serving never waits behind ingest (its own thread), aggregation or store writes (the main thread).
 import { writerUrl } from '../clickhouse/sql-auth.ts';
-import { ConfigError } from '../core/config.ts';
 import type { Runtime } from './runtime.ts';
 import { lowerIngestPriority } from './thread-priority.ts';
 import { startWorkerWithYoungGeneration } from './worker-heap.ts';
 import type { MainThreadMessage, ServingThreadData, ServingThreadMessage } from './serving-thread.ts';
+import { startError, stopWorker } from './worker-thread.ts';
 
 /** How long a stopping serving thread may take to close its servers and readers. */
 const STOP_TIMEOUT_MS = 5000;
@@ -44,7 +44,7 @@ export async function startServingThread(runtime: Runtime, sqlPort: number): Pro
         resolve(message.threadId);
       }
       if (message.type === 'failed') {
-        reject(message.variable ? new ConfigError(message.variable, message.message) : new Error(message.message));
+        reject(startError(message));
       }
     };
     worker.on('message', onMessage);
@@ -64,7 +64,7 @@ export async function startServingThread(runtime: Runtime, sqlPort: number): Pro
   const ops = runtime.ops();
   worker.on('message', (message: ServingThreadMessage) => {
     if (message.type !== 'ops-request') return;
-    const answer = message.what === 'metrics' ? ctx.metrics.exposeJSON() : ops.readiness();
+    const answer = message.what === 'metrics' ? runtime.metricsJSON() : ops.readiness();
     void answer.then((value) => {
       const reply: MainThreadMessage = { type: 'ops-answer', id: message.id, answer: value };
       worker.postMessage(reply);
@@ -77,15 +77,11 @@ export async function startServingThread(runtime: Runtime, sqlPort: number): Pro
   runtime.add({
     name: 'serving-thread',
     stop() {
-      stopped ??= (async () => {
-        worker.postMessage('stop');
-        const timeout = setTimeout(() => {
-          ctx.logger.warn({ timeoutMs: STOP_TIMEOUT_MS }, 'serving thread did not stop in time; terminating it');
-          void worker.terminate();
-        }, STOP_TIMEOUT_MS);
-        await exited;
-        clearTimeout(timeout);
-      })();
+      stopped ??= stopWorker(worker, exited, {
+        name: 'serving thread',
+        timeoutMs: STOP_TIMEOUT_MS,
+        logger: ctx.logger,
+      });
       return stopped;
     },
   });

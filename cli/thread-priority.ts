@@ -1,6 +1,7 @@
 // Serving first under contention: on Linux each thread has its own nice value, so `spot up` lowers
 // the priority of every thread but the serving thread (REST, stream edge): the main thread
-// (simulator or RPC intake, decoders, aggregator, store writes), chDB's threads, and V8's shared
+// (aggregator, store writes), the ingest thread started after it (RPC or simulator intake,
+// decoders, enrichment), chDB's threads, and V8's shared
 // GC helpers, whose work is mostly the main thread's heap (about 1 GB against the serving thread's
 // 0.3 GB; the serving thread does its own scavenges). When both want a core the kernel gives it to
 // serving; on an idle machine nothing changes.

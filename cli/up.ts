@@ -1,9 +1,9 @@
 // `spot up`: every role in one process on the embedded default (or the configured transports).
-// REST and the stream edge run on a serving thread of their own; ingest, aggregation and the
-// store on the main thread.
+// REST and the stream edge run on a serving thread of their own, ingest (sources, decoders,
+// enrichment) on an ingest thread; the aggregator and the store on the main thread.
 import type { Context } from '../core/context.ts';
 import { runRole, startAggregator, startSqlEndpoint } from './roles.ts';
-import { startIngest } from './ingest-role.ts';
+import { startIngestThread } from './ingest-thread-role.ts';
 import { printBanner } from './banner.ts';
 import { watchStartup } from './progress.ts';
 import { startServingThread } from './serving-role.ts';
@@ -14,7 +14,7 @@ export function upCommand(ctx: Context): Promise<number> {
     const sqlPort = await startSqlEndpoint(runtime);
     await startAggregator(runtime);
     await startServingThread(runtime, sqlPort);
-    await startIngest(runtime);
+    await startIngestThread(runtime);
     if (ctx.config.apiKeys.length === 0) {
       ctx.logger.warn('no API key registered: create one with `spot keys create` or start with SPOT_API_KEYS=<key>');
     }

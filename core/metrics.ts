@@ -113,6 +113,9 @@ function families(registry: Registry) {
 
 type MetricFamilies = ReturnType<typeof families>;
 
+/** A registry's metrics as JSON, as one thread hands them to another for /metrics. */
+export type MetricsJSON = MetricObjectWithValues<MetricValue<string>>[];
+
 export interface Metrics {
   inc(name: string, by?: number): void;
   set(name: string, value: number): void;
@@ -141,7 +144,7 @@ export interface Metrics {
   /** Prometheus text exposition of the registry. */
   expose(): Promise<string>;
   /** The registry's metrics as JSON after the collectors ran (merged with another thread's by /metrics). */
-  exposeJSON(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+  exposeJSON(): Promise<MetricsJSON>;
 }
 
 export function createMetrics(): Metrics {

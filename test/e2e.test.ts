@@ -223,6 +223,27 @@ describe('spot up (end to end, child process)', function () {
     socket.close();
   });
 
+  it('runs intake on its own thread and shows its metrics with the others on /metrics', async () => {
+    // The sources and decoders log from the ingest thread, not the main thread.
+    assert.match(output, /"thread":"ingest"[^\n]*"msg":"market simulator running"/);
+    const text = await waitFor(
+      async () => {
+        const body = await (await fetch(`${http}/metrics`)).text();
+        return /spot_ingest_behind_seconds\{chain="arc"\}/.test(body) ? body : undefined;
+      },
+      30_000,
+      "the ingest thread's gauges on /metrics",
+    );
+    const named = (name: string) =>
+      Number(new RegExp(`spot_named_counter\\{name="${name.replaceAll('.', '\\.')}"\\} (\\S+)`).exec(text)?.[1]);
+    // Published by the ingest thread, processed by the main thread, served by the serving thread.
+    assert.ok(named('ingest.published.swaps') > 0, 'ingest.published.swaps');
+    assert.ok(named('aggregator.processed') > 0, 'aggregator.processed');
+    // Both writers count their appends: the sum covers the swaps and what the aggregator derived.
+    assert.ok(named('eventlog.produced') > named('ingest.published.swaps'), 'eventlog.produced');
+    assert.match(text, /^process_cpu_seconds_total \S+$/m);
+  });
+
   it('stops cleanly on SIGTERM', async () => {
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -13,10 +13,12 @@ export function embeddedLogPath(dataDir: string): string {
   return path.join(dataDir, 'log', 'events.sqlite');
 }
 
-export function createEventLog(ctx: Context): EventLog {
+/** `retention: false`: another writer of the same embedded file (the process's main thread) runs retention. */
+export function createEventLog(ctx: Context, options: { retention?: boolean } = {}): EventLog {
   if (ctx.config.kafkaBrokers) return createKafkaLog(ctx, { brokers: ctx.config.kafkaBrokers });
   return createEmbeddedLog(ctx, {
     path: embeddedLogPath(ctx.config.dataDir),
     maxRetentionMs: ctx.config.logRetentionHours * 3_600_000,
+    ...(options.retention === false ? { retentionIntervalMs: 0 } : {}),
   });
 }
