@@ -12,6 +12,7 @@ import type { Context } from '../core/context.ts';
 import { kcatAvailable } from '../test/helpers/kafka-mock.ts';
 import { countSwaps, ensureDecoded, ensureInputs, readDecoded, type InputSpec } from './lib/inputs.ts';
 import { RESULT_MARKER, type ScenarioResult } from './lib/scenario.ts';
+import { SERVICE_NODE_ARGS } from './lib/spot-process.ts';
 import { gitInfo, machineInfo, renderMarkdown, type BenchReport, type ScenarioFailure } from './report.ts';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -145,13 +146,6 @@ function parseArgs(args: string[]): Options {
   if (options.scenarios.length === 0) options.scenarios = Object.keys(SCENARIOS);
   return options;
 }
-
-/**
- * The Node flags `npm start` and docker-compose run the service with: a 32 MiB young-generation
- * semi-space (V8's default is 16) cut scavenge time enough to add ~40% to log → sinks throughput
- * (7.7k → 10.6–11k swaps/s in back-to-back bench runs), for ~50 MiB more heap reservation.
- */
-export const SERVICE_NODE_ARGS = ['--max-semi-space-size=32'];
 
 function runChild(
   name: string,
