@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { MetricsJSON } from '../core/metrics.ts';
 import type { Runtime } from './runtime.ts';
 import type { IngestThreadData, IngestThreadMessage, IngestThreadRequest } from './ingest-thread.ts';
-import { startError, stopWorker } from './worker-thread.ts';
+import { createPortRequests, startError, stopWorker } from './worker-thread.ts';
 
 /**
  * How long the stopping thread may take to stop its sources, flush the publisher and close its log
@@ -46,31 +46,20 @@ export async function startIngestThread(runtime: Runtime): Promise<void> {
     throw error;
   }
 
-  const pendingMetrics = new Map<number, (metrics: MetricsJSON) => void>();
-  let nextRequest = 0;
+  const metricsRequests = createPortRequests<MetricsJSON>();
   const request = (message: IngestThreadRequest) => worker.postMessage(message);
   worker.on('message', (message: IngestThreadMessage) => {
-    if (message.type === 'metrics') {
-      pendingMetrics.get(message.id)?.(message.metrics);
-      pendingMetrics.delete(message.id);
-    }
+    if (message.type === 'metrics') metricsRequests.answer(message.id, message.metrics);
     if (message.type === 'fatal') runtime.fail(`ingest:${message.part}`, new Error(message.message));
   });
   worker.on('error', (error) => runtime.fail('ingest-thread', error));
   void exited.then((code) => {
     // Metrics asked for after the thread ended are answered empty rather than never.
-    for (const resolve of pendingMetrics.values()) resolve([]);
-    pendingMetrics.clear();
+    metricsRequests.abandon([]);
     if (!stopping) runtime.fail('ingest-thread', new Error(`the ingest thread exited (code ${code})`));
   });
   runtime.addMetricsThread({
-    metrics: () =>
-      new Promise((resolve) => {
-        if (stopping) return resolve([]);
-        const id = nextRequest++;
-        pendingMetrics.set(id, resolve);
-        request({ type: 'metrics', id });
-      }),
+    metrics: async () => (stopping ? [] : metricsRequests.ask((id) => request({ type: 'metrics', id }))),
   });
   runtime.add({
     name: 'ingest',

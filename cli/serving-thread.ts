@@ -10,7 +10,13 @@ import { startApi, startEdge } from './roles.ts';
 import { currentThreadId } from './thread-priority.ts';
 import { reportThreadLoop } from './thread-report.ts';
 import { createRuntime, type Endpoints } from './runtime.ts';
-import { startFailure, threadContext, type StartFailure, type ThreadData } from './worker-thread.ts';
+import {
+  createPortRequests,
+  startFailure,
+  threadContext,
+  type StartFailure,
+  type ThreadData,
+} from './worker-thread.ts';
 
 export type ServingThreadData = ThreadData;
 
@@ -34,14 +40,9 @@ reportThreadLoop(ctx.logger, 'serving-loop', 'serving thread event loop');
 // On Kafka the thread is one more client of the cluster; embedded, a read-only reader of the file.
 // /metrics and /readyz on the REST and stream ports also cover the main thread (aggregator, store)
 // and the ingest thread: asked for over the thread's port and merged with this thread's own.
-const pendingOps = new Map<number, (answer: unknown) => void>();
-let nextOpsRequest = 0;
+const mainThread = createPortRequests<unknown>();
 const askMainThread = <T>(what: 'metrics' | 'readiness') =>
-  new Promise<T>((resolve) => {
-    const id = nextOpsRequest++;
-    pendingOps.set(id, resolve as (answer: unknown) => void);
-    post({ type: 'ops-request', id, what });
-  });
+  mainThread.ask((id) => post({ type: 'ops-request', id, what })) as Promise<T>;
 const opsPeer: OpsPeer = {
   metrics: () => askMainThread('metrics'),
   readiness: () => askMainThread('readiness'),
@@ -54,8 +55,7 @@ const runtime = await createRuntime(ctx, {
 });
 port.on('message', (message: MainThreadMessage) => {
   if (typeof message === 'object' && message.type === 'ops-answer') {
-    pendingOps.get(message.id)?.(message.answer);
-    pendingOps.delete(message.id);
+    mainThread.answer(message.id, message.answer);
     return;
   }
   if (message !== 'stop') return;

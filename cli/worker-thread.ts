@@ -45,3 +45,30 @@ export async function stopWorker(
   await exited;
   clearTimeout(timeout);
 }
+
+/**
+ * Requests to the thread on the other side of a port, each answered by a message carrying its id.
+ * `abandon` answers what is still pending (the other side is gone) so no caller waits forever.
+ */
+export function createPortRequests<Answer>() {
+  const pending = new Map<number, (answer: Answer) => void>();
+  let next = 0;
+  return {
+    /** `send` posts the request with its id. */
+    ask(send: (id: number) => void): Promise<Answer> {
+      return new Promise((resolve) => {
+        const id = next++;
+        pending.set(id, resolve);
+        send(id);
+      });
+    },
+    answer(id: number, value: Answer): void {
+      pending.get(id)?.(value);
+      pending.delete(id);
+    },
+    abandon(value: Answer): void {
+      for (const resolve of pending.values()) resolve(value);
+      pending.clear();
+    },
+  };
+}
