@@ -1,9 +1,9 @@
 // Runs the ingest role on a worker thread of its own (ingest-thread.ts): RPC reads, decoding and
 // enrichment run beside the aggregator on the main thread instead of taking turns with it.
-import { Worker } from 'node:worker_threads';
 import type { MetricsJSON } from '../core/metrics.ts';
 import type { Runtime } from './runtime.ts';
 import type { IngestThreadData, IngestThreadMessage, IngestThreadRequest } from './ingest-thread.ts';
+import { startWorkerWithHeap } from './worker-heap.ts';
 import { createPortRequests, startError, stopWorker } from './worker-thread.ts';
 
 /**
@@ -17,17 +17,19 @@ const STOP_TIMEOUT_MS = 6000;
  * The ingest thread's old-generation limit, MB. V8 lets a heap grow to up to 4x its live size
  * between full collections when the limit is 2 GB or more (a process's default here is 4 GB), and
  * less below: at 1 GB up to 1.6x. The thread keeps about 100 MB live (sources, decoders' registries,
- * enrichment), so the limit leaves 10x room and what it saves is garbage.
+ * enrichment), so the limit leaves 10x room and what it saves is garbage. It holds under the
+ * process's --max-old-space-size too (worker-heap.ts).
  */
 const INGEST_OLD_GENERATION_MB = 1024;
 
 export async function startIngestThread(runtime: Runtime): Promise<void> {
   const { ctx } = runtime;
   const data: IngestThreadData = { config: ctx.config };
-  const worker = new Worker(new URL('./ingest-thread.mjs', import.meta.url), {
-    workerData: data,
-    resourceLimits: { maxOldGenerationSizeMb: INGEST_OLD_GENERATION_MB },
-  });
+  const worker = startWorkerWithHeap(
+    new URL('./ingest-thread.mjs', import.meta.url),
+    { workerData: data },
+    { oldGenerationMb: INGEST_OLD_GENERATION_MB },
+  );
   const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
   let stopping: Promise<void> | null = null;
 

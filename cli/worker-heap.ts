@@ -1,17 +1,25 @@
-// Starts a worker thread with a young generation of its own size. V8 takes a process's
-// --max-semi-space-size over a worker's resourceLimits, so the flag (npm's scripts set it for the
-// main thread's throughput) is lifted while the worker's heap is made and put back once it runs.
+// Starts a worker thread with heap limits of its own. V8 takes a process's --max-semi-space-size and
+// --max-old-space-size over a worker's resourceLimits, so the flags (npm's scripts set them for the
+// main thread) are lifted while the worker's heap is made and put back once it runs.
 import v8 from 'node:v8';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
-const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(?:=(\d+))?$/;
+export interface WorkerHeap {
+  /** Young generation (both semi-spaces and new large objects), MB. */
+  youngGenerationMb?: number;
+  /** Old generation limit, MB: a limit of 2 GB or more lets V8 grow the heap to 4x its live size. */
+  oldGenerationMb: number;
+}
 
-/** The process's own --max-semi-space-size (command line or NODE_OPTIONS), if it set one. */
-export function processSemiSpaceMb(): number | undefined {
+const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(?:=(\d+))?$/;
+const OLD_SPACE_FLAG = /^--max[-_]old[-_]space[-_]size(?:=(\d+))?$/;
+
+/** The value the process's command line or NODE_OPTIONS gave a size flag, if any (the last one wins). */
+function processFlagMb(flag: RegExp): number | undefined {
   const args = [...process.execArgv, ...(process.env.NODE_OPTIONS?.split(/\s+/) ?? [])];
   let found: number | undefined;
   for (let i = 0; i < args.length; i++) {
-    const match = SEMI_SPACE_FLAG.exec(args[i]!);
+    const match = flag.exec(args[i]!);
     if (!match) continue;
     const value = Number(match[1] ?? args[i + 1]);
     if (Number.isInteger(value) && value > 0) found = value;
@@ -19,19 +27,34 @@ export function processSemiSpaceMb(): number | undefined {
   return found;
 }
 
-export function startWorkerWithYoungGeneration(url: URL, options: WorkerOptions, youngGenerationMb: number): Worker {
+/** The process's own --max-semi-space-size, if it set one. */
+export const processSemiSpaceMb = (): number | undefined => processFlagMb(SEMI_SPACE_FLAG);
+
+/** The process's own --max-old-space-size, if it set one. */
+export const processOldSpaceMb = (): number | undefined => processFlagMb(OLD_SPACE_FLAG);
+
+export function startWorkerWithHeap(url: URL, options: WorkerOptions, heap: WorkerHeap): Worker {
   const sized: WorkerOptions = {
     ...options,
-    resourceLimits: { ...options.resourceLimits, maxYoungGenerationSizeMb: youngGenerationMb },
+    resourceLimits: {
+      ...options.resourceLimits,
+      maxOldGenerationSizeMb: heap.oldGenerationMb,
+      ...(heap.youngGenerationMb === undefined ? {} : { maxYoungGenerationSizeMb: heap.youngGenerationMb }),
+    },
   };
-  const processSemiSpace = processSemiSpaceMb();
-  if (processSemiSpace === undefined) return new Worker(url, sized);
-  v8.setFlagsFromString('--max-semi-space-size=0');
+  const lifted: string[] = [];
+  const semiSpace = processSemiSpaceMb();
+  if (semiSpace !== undefined && heap.youngGenerationMb !== undefined)
+    lifted.push(`--max-semi-space-size=${semiSpace}`);
+  const oldSpace = processOldSpaceMb();
+  if (oldSpace !== undefined) lifted.push(`--max-old-space-size=${oldSpace}`);
+  if (lifted.length === 0) return new Worker(url, sized);
+  for (const flag of lifted) v8.setFlagsFromString(flag.replace(/=\d+$/, '=0'));
   let restored = false;
   const restore = () => {
     if (restored) return;
     restored = true;
-    v8.setFlagsFromString(`--max-semi-space-size=${processSemiSpace}`);
+    for (const flag of lifted) v8.setFlagsFromString(flag);
   };
   try {
     const worker = new Worker(url, sized);
