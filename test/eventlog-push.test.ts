@@ -8,6 +8,7 @@ import { createContext } from '../core/context.ts';
 import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import { createNotifier } from '../core/eventlog/notifier.ts';
 import type { LogMessage } from '../core/eventlog/types.ts';
 
 const ctx = () => createContext(loadConfig({}), createLogger('fatal'));
@@ -56,6 +57,39 @@ describe('embedded log pushed delivery', () => {
       await running;
       await reader.close();
       await writer.close();
+    }
+  });
+
+  it('wakes a waiter only for its own topics, in this thread and through the channel', async () => {
+    const channel = `spot-notifier-test-${process.pid}-${Date.now()}`;
+    const local = createNotifier(channel);
+    const other = createNotifier(channel);
+    try {
+      const topics = ['a', 'c'];
+      const state = (promise: Promise<void>) =>
+        Promise.race([promise.then(() => 'woken'), sleep(100).then(() => 'asleep')]);
+
+      let seen = local.stamp(topics);
+      let waiting = local.wait(topics, seen);
+      local.notify('b');
+      other.notify('b');
+      assert.equal(await state(waiting), 'asleep', 'appends to another topic wake nobody');
+      assert.equal(local.stamp(topics), seen);
+      other.notify('c');
+      assert.equal(await state(waiting), 'woken', "another instance's append to one of its topics wakes it");
+
+      seen = local.stamp(topics);
+      waiting = local.wait(topics, seen);
+      local.notify('a');
+      assert.equal(await state(waiting), 'woken', "this instance's append wakes it");
+      // A commit raced between reading the stamp and waiting: no sleep through it.
+      seen = local.stamp(topics);
+      local.notify('a');
+      assert.equal(await state(local.wait(topics, seen)), 'woken');
+      assert.equal(await state(local.wait(['b'], local.stamp(['b']), 20)), 'woken', 'a poll timeout ends the wait');
+    } finally {
+      local.close();
+      other.close();
     }
   });
 });

@@ -117,6 +117,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
   const member: Member = { id: nextMemberId++, topics: options.topics, wake };
 
   const topics = options.topics.map((name) => deps.topicFor(name));
+  const topicNames = topics.map((topic) => topic.name);
   const metaOf = (name: string) => topics.find((t) => t.name === name) ?? deps.topicFor(name);
 
   /** Positions after batches whose handler resolved, not yet written; by `topic/partition`. */
@@ -182,7 +183,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
     while (!stopping) {
       signalled = false;
       await rebalance();
-      const seen = notifier.version;
+      const seen = notifier.stamp(topicNames);
       let delivered = false;
       // End offsets per topic, read once a pass (after `seen`): partitions with nothing new cost no fetch.
       const ends = new Map<string, Map<number, number>>();
@@ -216,7 +217,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
         commitLater();
         await new Promise<void>((resolve) => {
           wakeUp = resolve;
-          void notifier.wait(seen, deps.pollMs).then(resolve);
+          void notifier.wait(topicNames, seen, deps.pollMs).then(resolve);
         });
         wakeUp = () => {};
         // Woken while other sliced loops wait for turns: queue behind them rather than add a

@@ -99,7 +99,7 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
         }
       }
       ctx.metrics.inc('eventlog.produced', messages.length);
-      notifier.notify();
+      notifier.notify(meta.name);
     },
 
     consumer(consumerOptions) {

@@ -1,53 +1,70 @@
 // Wakes consumers the moment a produce commits: in this thread directly, in the process's other
 // threads (and other log instances on the same file) through a BroadcastChannel named after the
-// file. No timers: an idle consumer sleeps until something is appended. `version` moves on every
-// notify, so a consumer that read it before fetching never sleeps through a commit it raced with.
+// file. No timers, and per topic: a consumer sleeps until one of its own topics gets an append, so
+// an idle one costs nothing while other topics are written. A topic's version moves on every
+// notify, so a consumer that read its stamp before fetching never sleeps through a commit it raced
+// with.
 import { BroadcastChannel } from 'node:worker_threads';
 
 export interface Notifier {
-  readonly version: number;
-  /** A commit by this instance: wakes local waiters and tells the other instances on the channel. */
-  notify(): void;
-  /** Resolves when `version` differs from `seen`, or after `timeoutMs` when one is given (a cross-process poll). */
-  wait(seen: number, timeoutMs?: number): Promise<void>;
+  /** Moves whenever one of `topics` is notified: read it before fetching, then wait with it. */
+  stamp(topics: readonly string[]): number;
+  /** A commit to `topic` by this instance: wakes local waiters and tells the other instances on the channel. */
+  notify(topic: string): void;
+  /**
+   * Resolves when `stamp(topics)` differs from `seen`, or after `timeoutMs` when one is given (a
+   * cross-process poll).
+   */
+  wait(topics: readonly string[], seen: number, timeoutMs?: number): Promise<void>;
   close(): void;
 }
 
 /** `channel`: one name per log file; every instance in the process that uses it hears the others' commits. */
 export function createNotifier(channel?: string): Notifier {
-  let version = 0;
-  const waiters = new Set<() => void>();
-  const wakeLocal = () => {
-    version++;
-    const woken = [...waiters];
-    waiters.clear();
-    for (const wake of woken) wake();
+  const versions = new Map<string, number>();
+  const waiters = new Map<string, Set<() => void>>();
+  const stamp = (topics: readonly string[]) => {
+    let sum = 0;
+    for (const topic of topics) sum += versions.get(topic) ?? 0;
+    return sum;
+  };
+  const wakeLocal = (topic: string) => {
+    versions.set(topic, (versions.get(topic) ?? 0) + 1);
+    const woken = waiters.get(topic);
+    if (!woken || woken.size === 0) return;
+    // Each waker takes itself out of every topic's set.
+    for (const wake of [...woken]) wake();
   };
   const broadcast = channel === undefined ? null : new BroadcastChannel(channel);
   if (broadcast) {
-    broadcast.onmessage = wakeLocal;
+    broadcast.onmessage = (event) => {
+      const topic = (event as MessageEvent).data;
+      if (typeof topic === 'string') wakeLocal(topic);
+    };
     // Listening alone must not keep a process (or worker) alive.
     broadcast.unref();
   }
   return {
-    get version() {
-      return version;
+    stamp,
+    notify(topic) {
+      wakeLocal(topic);
+      broadcast?.postMessage(topic);
     },
-    notify() {
-      wakeLocal();
-      broadcast?.postMessage(0);
-    },
-    wait(seen, timeoutMs) {
-      if (version !== seen) return Promise.resolve();
+    wait(topics, seen, timeoutMs) {
+      if (stamp(topics) !== seen) return Promise.resolve();
       return new Promise((resolve) => {
         let timer: ReturnType<typeof setTimeout> | undefined;
         const done = () => {
           if (timer) clearTimeout(timer);
-          waiters.delete(done);
+          for (const topic of topics) waiters.get(topic)?.delete(done);
           resolve();
         };
         if (timeoutMs !== undefined && timeoutMs > 0) timer = setTimeout(done, timeoutMs);
-        waiters.add(done);
+        for (const topic of topics) {
+          let set = waiters.get(topic);
+          if (!set) waiters.set(topic, (set = new Set()));
+          set.add(done);
+        }
       });
     },
     close() {
