@@ -28,6 +28,8 @@ export interface LabelImportOptions {
   origin: string;
   /** Block time of the walletLabel events, unix ms; default now. */
   at?: number;
+  /** A feed importing every second (the simulator's) logs each import at debug; default info. */
+  logLevel?: 'info' | 'debug';
 }
 
 export interface LabelImporter {
@@ -149,7 +151,7 @@ export function createLabelImporter(
     }
     ctx.metrics.inc('ingest.labels.lines', parsed.lines.length);
     ctx.metrics.inc('ingest.labels.bad_lines', parsed.errors.length);
-    logger.info(
+    logger[options.logLevel ?? 'info'](
       { origin: options.origin, lines: parsed.lines.length, wallets: next.length, skipped: parsed.errors.length },
       'labels imported',
     );

@@ -177,6 +177,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       format: 'csv',
       origin: SIMULATOR_LABELS_FILE,
       at,
+      logLevel: 'debug',
     });
     if (result.errors.length > 0)
       logger.error({ errors: result.errors.slice(0, 5) }, 'simulator labels rejected by the import');
