@@ -19,7 +19,8 @@ import { createMarket } from '../ingest/simulator/model.ts';
 import { startSimulatorNode } from '../ingest/simulator/node.ts';
 import { createSolanaNodeChain, NodeFault } from '../ingest/simulator/node-chains.ts';
 import { createSimulatorPipeline } from '../ingest/simulator/pipeline.ts';
-import { readSimulatorState, SIMULATOR_LABELS_FILE } from '../ingest/simulator/runner.ts';
+import { SIMULATOR_LABELS_FILE } from '../ingest/simulator/labels-file.ts';
+import { readSimulatorState } from '../ingest/simulator/runner.ts';
 
 const START = Date.UTC(2026, 10, 20, 12, 0, 0);
 const WARM_MS = 10 * 60_000;

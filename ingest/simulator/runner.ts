@@ -23,6 +23,7 @@ import { LABEL_CSV_HEADER, labelCsvLine } from '../labels/format.ts';
 import type { LabelImporter } from '../labels/import.ts';
 import type { IngestPublisher } from '../publisher.ts';
 import { createAddressSource } from './addresses.ts';
+import { appendLabelLines, SIMULATOR_LABELS_FILE } from './labels-file.ts';
 import { blockAt } from './clock.ts';
 import { createMarket, type Market } from './model.ts';
 import type { SimulatorNode } from './node.ts';
@@ -70,8 +71,6 @@ export interface SimulatorSource {
   /** Node mode: the node, once start() resolved. */
   readonly node: SimulatorNode | null;
 }
-
-export const SIMULATOR_LABELS_FILE = 'simulator-labels.csv';
 
 export interface SimulatorState {
   version: 1;
@@ -170,9 +169,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
         labelCsvLine({ chain: record.chain, address: record.wallet, label, name: record.name, source: 'simulator' }),
       ),
     );
-    const file = path.join(dataDir, SIMULATOR_LABELS_FILE);
-    if (!fs.existsSync(file)) fs.writeFileSync(file, `${LABEL_CSV_HEADER}\n`);
-    fs.appendFileSync(file, `${lines.join('\n')}\n`);
+    appendLabelLines(path.join(dataDir, SIMULATOR_LABELS_FILE), lines);
     const result = await options.labels!.importText(`${LABEL_CSV_HEADER}\n${lines.join('\n')}\n`, {
       format: 'csv',
       origin: SIMULATOR_LABELS_FILE,
