@@ -4,6 +4,7 @@
 // for a day (the windows' bucket bound), then one-off wallets.
 import type { Context } from '../../core/context.ts';
 import type { RawSwap } from '../../core/topics.ts';
+import { holderFigures } from '../../aggregators/holder-index.ts';
 import { createProcessor, newBatchOutput } from '../../aggregators/process.ts';
 import { newState } from '../../aggregators/state.ts';
 
@@ -25,6 +26,11 @@ export interface StateSize {
   perTokenDay: number;
   /** Heap bytes per one-off wallet: its facts and its holder record in the token it traded. */
   perWallet: number;
+  /**
+   * Of those, heap bytes per holder record with its holder-index entry (built once the token's
+   * figures are read, as every views pass does): what a busy token gains per new holder.
+   */
+  perHolder: number;
 }
 
 const HOUR = 3_600_000;
@@ -107,9 +113,13 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
   }
   const perWallet = (heapAfterGc() - before) / params.wallets;
   if (state.wallets.size < params.wallets) throw new Error('wallets missing from the state');
+  // The holder records stay with their tokens once the wallets' facts are gone (parked, forgotten).
+  for (const t of state.tokens.values()) holderFigures(t, state.wallets);
+  state.wallets.clear();
+  const perHolder = (heapAfterGc() - before) / params.wallets;
 
   const perTokenFew = tokenStage(0xa00000, params.tokens, params.fewTrades);
   const perTokenMany = tokenStage(0xb00000, params.tokens, params.manyTrades);
   const perTokenDay = tokenStage(0xd00000, params.dayTokens, DAY / 1000, DAY);
-  return { perTokenFew, perTokenMany, perTokenDay, perWallet };
+  return { perTokenFew, perTokenMany, perTokenDay, perWallet, perHolder };
 }

@@ -151,6 +151,11 @@ runScenarioMain<Params>(
           'bytes/wallet (heap)',
           aggregator.perWallet,
         ),
+        heapRow(
+          'aggregator state: holder record of a token with its holder-index entry (of the wallet above)',
+          'bytes/holder (heap)',
+          aggregator.perHolder,
+        ),
       ],
       ratios: {},
       targets: [
