@@ -42,19 +42,20 @@ export function startWorkerWithHeap(url: URL, options: WorkerOptions, heap: Work
       ...(heap.youngGenerationMb === undefined ? {} : { maxYoungGenerationSizeMb: heap.youngGenerationMb }),
     },
   };
-  const lifted: string[] = [];
+  // Each process flag the worker's own limit must win over, with the value to put back.
+  const lifted: Array<[flag: string, mb: number]> = [];
   const semiSpace = processSemiSpaceMb();
   if (semiSpace !== undefined && heap.youngGenerationMb !== undefined)
-    lifted.push(`--max-semi-space-size=${semiSpace}`);
+    lifted.push(['--max-semi-space-size', semiSpace]);
   const oldSpace = processOldSpaceMb();
-  if (oldSpace !== undefined) lifted.push(`--max-old-space-size=${oldSpace}`);
+  if (oldSpace !== undefined) lifted.push(['--max-old-space-size', oldSpace]);
   if (lifted.length === 0) return new Worker(url, sized);
-  for (const flag of lifted) v8.setFlagsFromString(flag.replace(/=\d+$/, '=0'));
+  for (const [flag] of lifted) v8.setFlagsFromString(`${flag}=0`);
   let restored = false;
   const restore = () => {
     if (restored) return;
     restored = true;
-    for (const flag of lifted) v8.setFlagsFromString(flag);
+    for (const [flag, mb] of lifted) v8.setFlagsFromString(`${flag}=${mb}`);
   };
   try {
     const worker = new Worker(url, sized);

@@ -12,7 +12,7 @@ export const SIMULATOR_LABELS_MAX_BYTES = 32 * 1024 * 1024;
 export function appendLabelLines(file: string, lines: string[], maxBytes = SIMULATOR_LABELS_MAX_BYTES): void {
   if (lines.length === 0) return;
   const text = `${lines.join('\n')}\n`;
-  let size = fs.existsSync(file) ? fs.statSync(file).size : 0;
+  let size = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
   if (size > 0 && size + Buffer.byteLength(text) > maxBytes) {
     fs.renameSync(file, `${file}.1`);
     size = 0;
