@@ -107,6 +107,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const BACKGROUND_SLICE_MS = 2;
 const never = () => false;
 
+/** Holder records in the memory of the live tokens (parked tokens keep theirs serialised). */
+function holdersInMemory(state: AggregatorState): number {
+  let records = 0;
+  for (const token of state.tokens.values()) records += token.holders.size;
+  return records;
+}
+
 export function createAggregator(ctx: Context, options: AggregatorOptions): Aggregator {
   const { log, store } = options;
   const name = options.name ?? 'default';
@@ -170,6 +177,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const walletParkIdleMs = options.walletParkIdleMs ?? WALLET_PARK_IDLE_MS;
   /** Embedded: parked wallet facts, beside the snapshot (opened at start). */
   let walletStore: WalletStore | null = null;
+  /** The park pass under way finished its wallets and is on the holder records. */
+  let walletsPassDone = false;
   /** The snapshot file being written, if any. */
   let snapshotWrite: Promise<void> = Promise.resolve();
   /** True from a snapshot's state being taken until its file is on disk (or failed). */
@@ -330,6 +339,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     ctx.metrics.set('aggregator.tokens_in_memory', tokensInMemory(state));
     ctx.metrics.set('aggregator.tokens_parked', state.parked?.size ?? 0);
     ctx.metrics.set('aggregator.wallets_in_memory', state.wallets.size);
+    ctx.metrics.set('aggregator.holders_in_memory', holdersInMemory(state));
     reportForced();
     ctx.metrics.families.aggregatorMessages.inc(count);
     ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
@@ -566,21 +576,32 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     });
   }
 
-  /** Moves idle wallets to the store until `due()`; true once the pass reached the last wallet. */
-  function parkWalletSlice(due?: () => boolean): boolean {
-    const { parked, done } = processor!.wallets.park(
-      (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
-      state.processed,
-      due,
-    );
-    if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
-    return done;
+  /**
+   * Moves idle wallets, then the holder records of wallets not in memory, to the store until
+   * `due()`; true once both passes reached their last wallet and token.
+   */
+  function parkWalletSlice(due: () => boolean): boolean {
+    if (!walletsPassDone) {
+      const { parked, done } = processor!.wallets.park(
+        (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
+        state.processed,
+        due,
+      );
+      if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
+      if (!done) return false;
+      walletsPassDone = true;
+      if (due()) return false;
+    }
+    if (!processor!.parkHolders(state.processed, due).done) return false;
+    walletsPassDone = false;
+    return true;
   }
 
   /**
-   * Idle wallets leave memory in slices between input batches, from a snapshot's confirmation to
-   * the next snapshot (wallet-store.ts: versions). Whole, at the snapshot, a pass held the main
-   * thread 50–270 ms on the mainnet profile, and every trade behind it waited.
+   * Idle wallets and their holder records leave memory in slices between input batches, from a
+   * snapshot's confirmation to the next snapshot (wallet-store.ts: versions). Whole, at the
+   * snapshot, a pass held the main thread 50–270 ms on the mainnet profile, and every trade behind
+   * it waited.
    */
   function parkWallets(): void {
     if (walletStore) inSlices(parkWalletSlice, () => !stopped && !snapshotWriting);
@@ -739,7 +760,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         await snapshotWrite;
         if (walletStore) {
           // The first call finishes a pass under way, the second goes over every wallet.
-          for (let passes = 0; passes < 2; ) if (parkWalletSlice()) passes++;
+          for (let passes = 0; passes < 2; ) if (parkWalletSlice(never)) passes++;
         }
         await snapshot(true);
         await snapshotWrite;

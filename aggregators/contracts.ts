@@ -62,6 +62,12 @@ export interface Processor {
   readonly wallets: WalletFacts;
   /** Embedded: parks every idle token now (before the last snapshot, views published); returns how many. */
   parkIdle(): number;
+  /**
+   * Embedded: moves the holder records of wallets not in memory (parked or forgotten) to the wallet
+   * store at `version`, until `due()` says the slice is spent: the next call goes on where this one
+   * stopped. Returns how many left memory and whether the pass reached the last token.
+   */
+  parkHolders(version: number, due?: () => boolean): { parked: number; done: boolean };
   swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;
   event(event: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void;
   /** Hand-over: a journaled swap applied to owned state in the context it was first priced in. */

@@ -4,9 +4,17 @@ import { tokenKey } from '../core/chains.ts';
 import { pct } from '../core/decimal.ts';
 import type { Static } from '@sinclair/typebox';
 import type { Holders } from '../core/schemas.ts';
-import { ATTR, CATEGORIES, CATEGORY, type Category, type TokenState, type WalletState } from './state.ts';
+import {
+  ATTR,
+  CATEGORIES,
+  CATEGORY,
+  type Category,
+  type HolderRec,
+  type TokenState,
+  type WalletState,
+} from './state.ts';
 import { decText } from './format.ts';
-import { setHolding, walletKey, type WalletReader } from './wallet-facts.ts';
+import { setHolding, viewWallet, walletKey, type WalletReader } from './wallet-facts.ts';
 
 export const SNIPER_WINDOW_MS = 15_000;
 export const FRESH_WALLET_MS = 24 * 3_600_000;
@@ -134,7 +142,7 @@ export const emptySums = (): bigint[] => CATEGORIES.map(() => 0n);
 export const emptyCounts = (): number[] => CATEGORIES.map(() => 0);
 
 /**
- * Holder figures now, recomputed over every holder: the reference the incremental figures
+ * Holder figures now, recomputed over every holder (parked ones too): the reference the incremental figures
  * (holder-index.ts) are tested against.
  */
 export function computeHolders(token: TokenState, wallets: WalletReader): HoldersObject {
@@ -142,13 +150,17 @@ export function computeHolders(token: TokenState, wallets: WalletReader): Holder
   const balances: bigint[] = [];
   const sums = emptySums();
   const counts = emptyCounts();
-  for (const [address, rec] of token.holders) {
-    if (rec.bal <= 0n || isExcludedHolder(token, address)) continue;
+  const add = (address: string, rec: HolderRec) => {
+    if (rec.bal <= 0n || isExcludedHolder(token, address)) return;
     count++;
     balances.push(rec.bal);
-    const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
+    const mask = categoriesOf(token, address, rec.attrs, viewWallet(wallets, walletKey(token.chain, address)));
     addToCategories(sums, counts, rec.bal, mask, 1);
-  }
+  };
+  for (const [address, rec] of token.holders) add(address, rec);
+  if (token.parkedHolders && wallets.holders)
+    for (const row of wallets.holders.holdersOf(tokenKey(token.chain, token.address)))
+      if (!token.holders.has(row.wallet)) add(row.wallet, row);
   balances.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
   const top10 = balances.slice(0, 10).reduce((s, b) => s + b, 0n);
   return figuresOf(token.supply, count, top10, sums, counts);

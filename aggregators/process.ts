@@ -29,9 +29,9 @@ import {
   type QuoteRate,
 } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
-import { createWalletFacts, holdings, newWallet, setHolding } from './wallet-facts.ts';
-import type { WalletStore } from './wallet-store.ts';
-import { holderChanged, holdersReset, walletHoldersChanged } from './holder-index.ts';
+import { createWalletFacts, holdings, newWallet, setHolding, walletKey } from './wallet-facts.ts';
+import type { ParkedHolderRow, WalletStore } from './wallet-store.ts';
+import { holderChanged, holderOf, holdersReset, parkHolders, walletHoldersChanged } from './holder-index.ts';
 import {
   ATTR,
   type AggregatorState,
@@ -181,7 +181,10 @@ export function createProcessor(
 
   function holder(t: TokenState, address: string): HolderRec {
     let h = t.holders.get(address);
-    if (!h) t.holders.set(address, (h = { bal: 0n, attrs: 0 }));
+    if (h) return h;
+    h = holderOf(t, address, walletFacts.reader);
+    if (h) metrics.inc('aggregator.holders_loaded');
+    else t.holders.set(address, (h = { bal: 0n, attrs: 0 }));
     return h;
   }
 
@@ -280,7 +283,7 @@ export function createProcessor(
           liqU: ZERO,
         } as PoolState),
       );
-      holdersReset(t); // a pool is no holder
+      holderChanged(t, pool); // a pool is no holder
     }
     ps.dex = swap.dex;
     ps.quote = normalizeAddress(swap.chain, swap.quoteAsset);
@@ -443,7 +446,7 @@ export function createProcessor(
       const custody = normalizeAddress(chain, swap.custody);
       if (!t.custody?.includes(custody)) {
         (t.custody ??= []).push(custody);
-        holdersReset(t); // the custodian is no holder
+        holderChanged(t, custody); // the custodian is no holder
         out.changed.add(key);
       }
     }
@@ -611,9 +614,37 @@ export function createProcessor(
     watermark(e.chain, e.blockTime, out);
   }
 
+  /** The holder park pass under way (parkHolders resumes it). */
+  let holderPass: MapIterator<[string, TokenState]> | null = null;
+
   return {
     state,
     wallets: walletFacts,
+    parkHolders(version, due = () => false) {
+      const store = partitioning ? undefined : options.walletStore;
+      if (!store) return { parked: 0, done: true };
+      const rows: ParkedHolderRow[] = [];
+      // A Map iterator survives the tokens added and deleted between slices.
+      holderPass ??= state.tokens.entries();
+      let done = false;
+      for (let scanned = 1; ; scanned++) {
+        if ((scanned & 15) === 0 && due()) break;
+        const next = holderPass.next();
+        if (next.done) {
+          holderPass = null;
+          done = true;
+          break;
+        }
+        const t = next.value[1];
+        if (t.holders.size === 0) continue;
+        const chain = t.chain;
+        const idle = (address: string) => !state.wallets.has(walletKey(chain, address));
+        for (const row of parkHolders(t, walletFacts.reader, idle)) rows.push(row);
+      }
+      store.putHolders(rows, version);
+      if (rows.length > 0) metrics.inc('aggregator.holders_parked', rows.length);
+      return { parked: rows.length, done };
+    },
     parkIdle() {
       if (parkIdleMs === undefined) return 0;
       let parked = 0;

@@ -116,7 +116,10 @@ export interface TokenState {
   candles: OpenBuckets;
   /** Base buckets closed within the late-trade horizon (candles.ts). */
   closedCandles: ClosedBucket[];
+  /** Holder records in memory; with parkedHolders, the rest are in the wallet store. */
   holders: Map<string, HolderRec>;
+  /** Holder records written to the wallet store (embedded; holder-index.ts holderOf). Absent: none. */
+  parkedHolders?: number;
   /** Contracts holding the token's singleton pools (V4 PoolManager): not holders. Absent in older snapshots. */
   custody?: string[];
   /** Paid promotions (token-events.ts addPromotion): newest first, at most MAX_PROMOTIONS. Absent when none (most tokens, older snapshots). */

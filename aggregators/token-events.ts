@@ -131,7 +131,7 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         if (!t.pools.has(pool)) {
           const anyQuote = [...t.pools.values()][0]?.quote ?? CHAIN_INFO[chain].native.wrapped;
           t.pools.set(pool, { dex: e.dex, quote: anyQuote, curve: false, liqN: ZERO, liqU: ZERO });
-          holdersReset(t); // a pool is no holder
+          holderChanged(t, pool); // a pool is no holder
         }
         break;
       }
@@ -161,8 +161,8 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         const to = normalizeAddress(chain, e.to);
         const amount = BigInt(e.amount);
         if (from !== '0x0000000000000000000000000000000000000000')
-          setBalance(t, key, from, (t.holders.get(from)?.bal ?? 0n) - amount, e.blockTime, out);
-        setBalance(t, key, to, (t.holders.get(to)?.bal ?? 0n) + amount, e.blockTime, out);
+          setBalance(t, key, from, holder(t, from).bal - amount, e.blockTime, out);
+        setBalance(t, key, to, holder(t, to).bal + amount, e.blockTime, out);
         if (t.creator !== '' && from === t.creator && to !== t.creator) {
           holder(t, to).attrs |= ATTR.insider;
           holderChanged(t, to);

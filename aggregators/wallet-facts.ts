@@ -24,7 +24,18 @@ export const WALLET_PARK_IDLE_MS = 2 * 60_000;
 /** Wallet facts by wallet key (a Map of them is one): what holder figures and views read. */
 export interface WalletReader {
   get(key: string): WalletState | undefined;
+  /** The facts as they are, without bringing a parked wallet back into memory. Absent: get. */
+  view?(key: string): WalletState | undefined;
+  /** Parked holder records (the embedded aggregator's store). Absent: every record is in memory. */
+  holders?: ParkedHolders;
 }
+
+/** The wallet's facts without bringing a parked wallet back into memory. */
+export const viewWallet = (wallets: WalletReader, key: string): WalletState | undefined =>
+  wallets.view ? wallets.view(key) : wallets.get(key);
+
+/** Reads of parked holder records (wallet-store.ts). */
+export type ParkedHolders = Pick<WalletStore, 'holder' | 'holdersOf'>;
 
 export interface WalletFacts {
   /** The wallet's facts, created empty when it has none. */
@@ -113,7 +124,18 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
     return w;
   }
 
-  const reader: WalletReader = { get: lookup };
+  const reader: WalletReader = store
+    ? {
+        get: lookup,
+        view(key) {
+          const live = wallets.get(key);
+          if (live) return live;
+          const facts = store.get(key);
+          return facts && (v8.deserialize(facts) as WalletState);
+        },
+        holders: store,
+      }
+    : { get: lookup };
   /** The park pass under way (park resumes it). */
   let pass: MapIterator<[string, WalletState]> | null = null;
 

@@ -1,6 +1,8 @@
 // Parked wallet facts on local disk (one SQLite file beside the snapshot): a wallet idle in memory
 // moves here after a snapshot and comes back on its next read. A day of the mainnet profile brings
-// millions of wallets, most holding dust of a dead token; on disk they cost no memory.
+// millions of wallets, most holding dust of a dead token; on disk they cost no memory. The holder
+// records of those wallets (token, wallet → balance, attributes) park beside them: the busiest
+// tokens gain thousands of one-off holders a minute and keep them as long as they trade.
 //
 // Rows are written between a snapshot's confirmation and the next capture, versioned by the state's
 // `processed` then. Each row keeps the version before it while that one is the newest a written
@@ -20,6 +22,16 @@ export interface ParkedWalletRow {
   facts: Uint8Array;
 }
 
+/** A parked holder record, with the categories its token's holder index counted it in (-1: not counted). */
+export interface ParkedHolderRow {
+  /** The token's key (`chain:address`). */
+  token: string;
+  wallet: string;
+  bal: bigint;
+  attrs: number;
+  mask: number;
+}
+
 export interface WalletStore {
   get(key: string): Buffer | undefined;
   /** Writes parked wallets at the version of the snapshot that follows. */
@@ -34,6 +46,14 @@ export interface WalletStore {
   forget(chain: string, idleBefore: number): number;
   /** Rows on disk. */
   count(): number;
+  /** The parked holder record of the wallet in the token, if there is one. */
+  holder(token: string, wallet: string): ParkedHolderRow | undefined;
+  /** Every parked holder record of the token (a record back in memory keeps its row until parked again). */
+  holdersOf(token: string): IterableIterator<ParkedHolderRow>;
+  /** Writes parked holder records at the version of the snapshot that follows. */
+  putHolders(rows: ParkedHolderRow[], version: number): void;
+  /** Holder rows on disk. */
+  holderCount(): number;
   close(): void;
 }
 
@@ -42,7 +62,20 @@ CREATE TABLE IF NOT EXISTS wallets (
   key TEXT PRIMARY KEY, chain TEXT NOT NULL, at INTEGER NOT NULL, pinned INTEGER NOT NULL,
   version INTEGER NOT NULL, facts BLOB NOT NULL,
   prev_version INTEGER, prev_at INTEGER, prev_pinned INTEGER, prev_facts BLOB);
-CREATE INDEX IF NOT EXISTS wallets_idle ON wallets (chain, at) WHERE pinned = 0;`;
+CREATE INDEX IF NOT EXISTS wallets_idle ON wallets (chain, at) WHERE pinned = 0;
+CREATE TABLE IF NOT EXISTS holders (
+  token TEXT NOT NULL, wallet TEXT NOT NULL, version INTEGER NOT NULL, rec TEXT NOT NULL,
+  prev_version INTEGER, prev_rec TEXT, PRIMARY KEY (token, wallet)) WITHOUT ROWID;`;
+
+const HOLDERS_PAGE = 2_000;
+
+/** A holder row's record as text: balance (may be negative on EVM), attributes, mask. */
+const recText = (row: ParkedHolderRow): string => `${row.bal} ${row.attrs} ${row.mask}`;
+
+function holderRow(token: string, wallet: string, rec: string): ParkedHolderRow {
+  const [bal, attrs, mask] = rec.split(' ');
+  return { token, wallet, bal: BigInt(bal!), attrs: Number(attrs), mask: Number(mask) };
+}
 
 /** Opens the store; `fresh` starts it empty (no snapshot names any of its rows). */
 export function openWalletStore(file: string, fresh = false): WalletStore {
@@ -73,6 +106,23 @@ WHERE version > ?`);
   const removeOne = db.prepare('DELETE FROM wallets WHERE key = ?');
   const forgetIdle = db.prepare('DELETE FROM wallets WHERE chain = ? AND pinned = 0 AND at <= ? AND version <= ?');
   const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM wallets');
+  const upsertHolder = db.prepare(`
+INSERT INTO holders (token, wallet, version, rec) VALUES (@token, @wallet, @version, @rec)
+ON CONFLICT (token, wallet) DO UPDATE SET
+  prev_version = CASE WHEN version <= @durable THEN version ELSE prev_version END,
+  prev_rec = CASE WHEN version <= @durable THEN rec ELSE prev_rec END,
+  version = excluded.version, rec = excluded.rec`);
+  const dropNewHolders = db.prepare(
+    'DELETE FROM holders WHERE version > ? AND (prev_version IS NULL OR prev_version > ?)',
+  );
+  const restorePrevHolders = db.prepare(`
+UPDATE holders SET version = prev_version, rec = prev_rec, prev_version = NULL, prev_rec = NULL WHERE version > ?`);
+  const countHolders = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM holders');
+  const holderSql = 'SELECT rec FROM holders WHERE token = ? AND wallet = ?';
+  // Pages in key order: nothing stays open between them (the caller may read or write in between).
+  const holdersOfSql = 'SELECT wallet, rec FROM holders WHERE token = ? AND wallet > ? ORDER BY wallet LIMIT ?';
+  let getHolder = db.prepare<[string, string], { rec: string }>(holderSql);
+  let listHolders = db.prepare<[string, string, number], { wallet: string; rec: string }>(holdersOfSql);
 
   const putAll = db.transaction((rows: ParkedWalletRow[], version: number) => {
     for (const row of rows)
@@ -86,21 +136,51 @@ WHERE version > ?`);
         durable,
       });
   });
+  const putAllHolders = db.transaction((rows: ParkedHolderRow[], version: number) => {
+    for (const row of rows)
+      upsertHolder.run({ token: row.token, wallet: row.wallet, version, rec: recText(row), durable });
+  });
   const removeAll = db.transaction((keys: string[]) => {
     for (const key of keys) removeOne.run(key);
   });
   const rollbackAll = db.transaction((version: number) => {
     dropNew.run(version, version);
     restorePrev.run(version);
+    dropNewHolders.run(version, version);
+    restorePrevHolders.run(version);
   });
+  /** Reads after close (a stopped aggregator's tokens) go to a read-only connection. */
+  function reopenForReads(): void {
+    if (!closed || get.database.open) return;
+    const readOnly = new Database(file, { readonly: true });
+    get = readOnly.prepare('SELECT facts FROM wallets WHERE key = ?');
+    getHolder = readOnly.prepare(holderSql);
+    listHolders = readOnly.prepare(holdersOfSql);
+  }
 
   return {
     get(key) {
-      // Reads after close (a stopped aggregator's tokens) go to a read-only connection.
-      if (closed && !get.database.open)
-        get = new Database(file, { readonly: true }).prepare('SELECT facts FROM wallets WHERE key = ?');
+      reopenForReads();
       return get.get(key)?.facts;
     },
+    holder(token, wallet) {
+      reopenForReads();
+      const found = getHolder.get(token, wallet);
+      return found && holderRow(token, wallet, found.rec);
+    },
+    *holdersOf(token) {
+      reopenForReads();
+      for (let after = ''; ; ) {
+        const page = listHolders.all(token, after, HOLDERS_PAGE);
+        for (const { wallet, rec } of page) yield holderRow(token, wallet, rec);
+        if (page.length < HOLDERS_PAGE) return;
+        after = page[page.length - 1]!.wallet;
+      }
+    },
+    putHolders(rows, version) {
+      if (rows.length > 0) putAllHolders(rows, version);
+    },
+    holderCount: () => countHolders.get()!.n,
     put(rows, version) {
       if (rows.length > 0) putAll(rows, version);
     },

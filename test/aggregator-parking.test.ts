@@ -1,5 +1,5 @@
-// Idle tokens are kept serialised off the JS heap (aggregators/parking.ts) and idle wallets on disk
-// (aggregators/wallet-store.ts); both come back on their next input or read: a run that parks after
+// Idle tokens are kept serialised off the JS heap (aggregators/parking.ts), idle wallets and their
+// holder records on disk (aggregators/wallet-store.ts); all come back on their next input or read: a run that parks after
 // one idle minute (and restarts from a snapshot holding parked tokens and wallets) writes the same
 // tables and builds the same tokens as a run that parks none.
 import assert from 'node:assert/strict';
@@ -79,6 +79,8 @@ describe('aggregator parking (embedded log + chDB)', function () {
     assert.ok(ctx.metrics.get('aggregator.parked') > parkedFirst, 'tokens parked again after the restart');
     assert.ok(ctx.metrics.get('aggregator.wallets_parked') > walletsParkedFirst, 'wallets parked after the restart');
     assert.ok(ctx.metrics.get('aggregator.wallets_loaded') > 0, 'parked wallets came back');
+    assert.ok(ctx.metrics.get('aggregator.holders_parked') > 0, 'holder records moved to disk');
+    assert.ok(ctx.metrics.get('aggregator.holders_loaded') > 0, 'parked holder records came back');
     const parkingTables = await dumpTables(client);
     const parkingTokens = byKey(parking.tokens());
 

@@ -936,6 +936,39 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
     store.close();
   });
 
+  it('parked holder records roll back with the wallets, and a token lists all of its rows', () => {
+    const file = path.join(dir, 'w.sqlite');
+    let store = openWalletStore(file);
+    store.rollback(0);
+    const row = (wallet: string, bal: bigint, mask = 3) => ({ token: 'base:0xt', wallet, bal, attrs: 512, mask });
+    // More rows than one page of holdersOf; balances may be negative on EVM.
+    store.putHolders(
+      Array.from({ length: 4_500 }, (_, i) => row(`0x${String(i).padStart(5, '0')}`, BigInt(i) - 1n)),
+      100,
+    );
+    store.putHolders([{ ...row('0xother', 5n), token: 'base:0xu' }], 100);
+    store.confirm(100);
+    store.putHolders([row('0x00001', 77n, -1), row('0xnew', 1n)], 200);
+    assert.deepEqual(store.holder('base:0xt', '0x00001'), row('0x00001', 77n, -1));
+    const listed = [...store.holdersOf('base:0xt')];
+    assert.equal(listed.length, 4_501);
+    assert.equal(new Set(listed.map((r) => r.wallet)).size, 4_501, 'each row once');
+    assert.equal(listed[0]!.bal, -1n);
+    store.close();
+
+    store = openWalletStore(file);
+    store.rollback(100);
+    assert.deepEqual(store.holder('base:0xt', '0x00001'), row('0x00001', 0n), 'the row snapshot 100 names');
+    assert.equal(store.holder('base:0xt', '0xnew'), undefined);
+    assert.equal(store.holderCount(), 4_501);
+    store.close();
+    assert.deepEqual(
+      store.holder('base:0xu', '0xother'),
+      { ...row('0xother', 5n), token: 'base:0xu' },
+      'read after close',
+    );
+  });
+
   it('forgets only idle unpinned rows a snapshot confirmed', () => {
     const store = openWalletStore(path.join(dir, 'w.sqlite'));
     store.rollback(0);

@@ -1,7 +1,12 @@
 // The incremental holder figures (aggregators/holder-index.ts) equal the reference recomputation
 // over every holder (computeHolders) after each step of random token events, wallet facts and
-// swaps applied by the real processor.
+// swaps applied by the real processor; a twin processor fed the same steps parks idle wallets and
+// their holder records in a wallet store (and drops its index now and then) and reads the same
+// figures.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { tokenKey } from '../core/chains.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -9,9 +14,10 @@ import { createLogger } from '../core/logger.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
 import { computeHolders } from '../aggregators/holders.ts';
-import { holderFigures } from '../aggregators/holder-index.ts';
+import { holderFigures, holdersReset } from '../aggregators/holder-index.ts';
 import { createProcessor } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
+import { openWalletStore, type WalletStore } from '../aggregators/wallet-store.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
 const CHAIN = 'base' as const;
@@ -29,6 +35,17 @@ function rng(seed: number) {
 }
 
 describe('holder figures', () => {
+  let dir: string;
+  let store: WalletStore;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-holders-'));
+    store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+  });
+  afterEach(() => {
+    store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   // 12 wallets keep every balance in the top-balances list; 300 make it drop and refill some.
   for (const [seed, walletCount] of [
     [1, 12],
@@ -45,6 +62,8 @@ describe('holder figures', () => {
       const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)]!;
       const state = newState();
       const p = createProcessor(ctx, state);
+      const parkingState = newState();
+      const q = createProcessor(ctx, parkingState, undefined, { walletStore: store });
       const out = newBatchOutput();
       let n = 0;
       const pos = (time: number, block: number) => {
@@ -59,7 +78,15 @@ describe('holder figures', () => {
           blockTime: time,
         };
       };
-      const event = (e: TokenEvent) => p.event(e, JSON.stringify(e), out);
+      const event = (e: TokenEvent) => {
+        p.event(e, JSON.stringify(e), out);
+        q.event(e, JSON.stringify(e), out);
+      };
+      const applySwap = (s: RawSwap) => {
+        p.swap(s, out);
+        q.swap(s, out);
+      };
+      let parkedHolders = 0;
       event({ ...pos(T0 - 60_000, 1), kind: 'walletLabel', token: null, wallet: CEX, labels: ['cex:okx'], name: null });
       event({
         ...pos(T0, 10),
@@ -97,7 +124,7 @@ describe('holder figures', () => {
             dex: 'uniswap-v2',
             launchpad: null,
           };
-          p.swap(swap, out);
+          applySwap(swap);
         } else if (r < 0.7) {
           // With many wallets the pool hands out small amounts often, so holders pile up.
           const fromPool = walletCount > 12 && rand() < 0.5;
@@ -119,31 +146,44 @@ describe('holder figures', () => {
         } else {
           // Trades elsewhere on the chain: wallets cross the pro-trader count.
           for (let k = 0; k < 20; k++) {
-            p.swap(
-              {
-                ...pos(time, block),
-                token: addr(0xdef),
-                quoteAsset: WETH,
-                tokenAmount: '10',
-                tokenDecimals: 18,
-                quoteAmount: '10',
-                quoteDecimals: 18,
-                side: 'buy',
-                trader: who,
-                pool: addr(0x901),
-                dex: 'uniswap-v2',
-                launchpad: null,
-              },
-              out,
-            );
+            applySwap({
+              ...pos(time, block),
+              token: addr(0xdef),
+              quoteAsset: WETH,
+              tokenAmount: '10',
+              tokenDecimals: 18,
+              quoteAmount: '10',
+              quoteDecimals: 18,
+              side: 'buy',
+              trader: who,
+              pool: addr(0x901),
+              dex: 'uniswap-v2',
+              launchpad: null,
+            });
           }
         }
         // Read every few steps, so several changes are applied to the index at once.
         if (step % 3 === 0) {
           const t = state.tokens.get(key)!;
-          assert.deepEqual(holderFigures(t, state.wallets), computeHolders(t, state.wallets), `step ${step}`);
+          const figures = holderFigures(t, state.wallets);
+          assert.deepEqual(figures, computeHolders(t, state.wallets), `step ${step}`);
+          const parked = parkingState.tokens.get(key)!;
+          assert.deepEqual(holderFigures(parked, q.wallets.reader), figures, `step ${step}, parking`);
+          assert.deepEqual(computeHolders(parked, q.wallets.reader), figures, `step ${step}, parking reference`);
         }
+        // Wallets idle for 20 s leave memory, and their holder records with them.
+        if (step % 11 === 5) {
+          q.wallets.park(() => time - 20_000, step);
+          parkedHolders += q.parkHolders(step).parked;
+        }
+        // A dropped index is rebuilt from the records in memory and the parked rows.
+        if (step % 13 === 7) holdersReset(parkingState.tokens.get(key)!);
       }
+      assert.ok(parkedHolders > 0, 'holder records were parked');
+      assert.ok(
+        parkingState.tokens.get(key)!.holders.size < state.tokens.get(key)!.holders.size,
+        'fewer records in memory',
+      );
       const figures = computeHolders(state.tokens.get(key)!, state.wallets);
       assert.ok(figures.count >= 2 && figures.proTraderCount + figures.insiderCount > 0, JSON.stringify(figures));
       if (walletCount > 12) assert.ok(figures.count > 40, `${figures.count} holders: more than the list keeps`);
