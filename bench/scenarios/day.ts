@@ -77,7 +77,10 @@ runScenarioMain<Params>(
     const walletFile = walletStorePath(ctx, 'default');
     const walletStore = openWalletStore(walletFile);
     const walletsParked = walletStore.count();
+    const holdersParked = walletStore.holderCount();
     walletStore.close();
+    let holdersInMemory = 0;
+    for (const token of state.tokens.values()) holdersInMemory += token.holders.size;
     const walletFileBytes = fs.statSync(walletFile).size;
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
@@ -105,6 +108,8 @@ runScenarioMain<Params>(
         extra: {
           tokens: tokensInMemory,
           parked: parked.length,
+          holderRecordsOfLiveTokens: holdersInMemory,
+          holderRecordsOnDisk: holdersParked,
           parkedBytesPerToken: round(parkedBytes / Math.max(1, parked.length), 0),
         },
       },
