@@ -1,15 +1,16 @@
 // Holder figures kept up to date per change instead of recomputed over every holder at each
-// token build: per counted holder its balance and categories, per token the sums, counts and the
-// largest balances (for the top 10). Derived data, never in a snapshot: a token's index is built
+// token build: each holder record keeps the categories and balance it is counted at, the token's
+// state keeps the sums, counts and largest balances (for the top 10) of its counted holders. Built
 // (one pass, the same as computeHolders) the first time it is needed and kept right by the
-// processor's calls below; a token change that can move many holders at once drops it.
+// processor's calls below; a change that can move many holders at once (a new creator) drops it.
+// In the state, it travels with the token: a snapshot, parking or eviction brings it back as it was.
 //
 // Holder records of idle wallets park in the wallet store (embedded): the index keeps counting
-// them, and their row keeps the categories it counted them in, so a record that comes back
-// (holderOf) is a member again as it left. A build reads the parked rows too, and brings back
-// into memory the few whose categories changed while they were parked.
+// them, and their row keeps the categories they were counted in, so a record that comes back
+// (holderOf) is counted as it left. A build reads the parked rows too, and brings back into memory
+// the few whose categories changed while they were parked.
 import { tokenKey } from '../core/chains.ts';
-import type { HolderRec, TokenState } from './state.ts';
+import type { HolderIndexState, HolderRec, TokenState } from './state.ts';
 import {
   addToCategories,
   categoriesOf,
@@ -19,37 +20,20 @@ import {
   isExcludedHolder,
   type HoldersObject,
 } from './holders.ts';
-import { createTopBalances, type TopBalances } from './top-balances.ts';
+import { newTopList, topAdd, topRemove, topSum } from './top-balances.ts';
 import { viewWallet, walletKey, type WalletReader } from './wallet-facts.ts';
 import type { ParkedHolderRow } from './wallet-store.ts';
 
-interface Member {
-  bal: bigint;
-  mask: number;
-}
-
-interface HolderIndex {
-  /** Counted holders whose record is in memory. */
-  members: Map<string, Member>;
-  /** Counted holders, parked ones included. */
-  count: number;
-  sums: bigint[];
-  counts: number[];
-  /** The counted holders' largest balances. */
-  top: TopBalances;
-  /** Holders changed since the figures were last read: applied then, once each. */
-  dirty: Set<string>;
-  /** The figures as last built; null once anything changed. */
-  figures: HoldersObject | null;
-}
-
-// Keyed by the token's state object: an index lives and dies with it (a restored snapshot starts
-// without one).
-const indexes = new WeakMap<TokenState, HolderIndex>();
 /** The top-holders share sums this many. */
 const TOP_HOLDERS = 10;
-/** A parked row's mask when the index did not count its holder. */
-const NOT_COUNTED = -1;
+/** A record's (or parked row's) mask when the index does not count its holder. */
+export const NOT_COUNTED = -1;
+
+/** The figures as last built, per index; dropped at each change. */
+const figuresOfIndex = new WeakMap<HolderIndexState, HoldersObject>();
+
+/** A holder record with nothing counted yet. */
+export const newHolderRec = (): HolderRec => ({ bal: 0n, attrs: 0, mask: NOT_COUNTED, counted: 0n });
 
 /** The holder's record, brought back into memory when it was parked. */
 export function holderOf(token: TokenState, address: string, wallets: WalletReader): HolderRec | undefined {
@@ -57,73 +41,59 @@ export function holderOf(token: TokenState, address: string, wallets: WalletRead
   if (live || !token.parkedHolders || !wallets.holders) return live;
   const row = wallets.holders.holder(tokenKey(token.chain, token.address), address);
   if (!row) return undefined;
-  const rec: HolderRec = { bal: row.bal, attrs: row.attrs };
+  const counted = row.mask === NOT_COUNTED ? 0n : row.bal;
+  const rec: HolderRec = { bal: row.bal, attrs: row.attrs, mask: row.mask, counted };
   token.holders.set(address, rec);
-  const index = indexes.get(token);
-  if (index && row.mask !== NOT_COUNTED) index.members.set(address, { bal: row.bal, mask: row.mask });
   return rec;
 }
 
-function count(index: HolderIndex, bal: bigint, mask: number, sign: 1 | -1): void {
-  addToCategories(index.sums, index.counts, bal, mask, sign);
-  index.count += sign;
-  if (sign === 1) index.top.add(bal);
-  else index.top.remove(bal);
-}
-
 /** One holder's entry from the state now (balance, attributes, wallet facts). */
-function update(index: HolderIndex, token: TokenState, wallets: WalletReader, address: string): void {
+function update(index: HolderIndexState, token: TokenState, wallets: WalletReader, address: string): void {
   const rec = holderOf(token, address, wallets);
-  const counted = rec !== undefined && rec.bal > 0n && !isExcludedHolder(token, address);
-  const old = index.members.get(address);
-  if (!counted) {
-    if (!old) return;
-    index.members.delete(address);
-    count(index, old.bal, old.mask, -1);
-  } else {
-    const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
-    if (!old) {
-      index.members.set(address, { bal: rec.bal, mask });
-      count(index, rec.bal, mask, 1);
-    } else {
-      if (old.bal === rec.bal && old.mask === mask) return;
-      addToCategories(index.sums, index.counts, old.bal, old.mask, -1);
-      addToCategories(index.sums, index.counts, rec.bal, mask, 1);
-      if (old.bal !== rec.bal) {
-        index.top.remove(old.bal);
-        index.top.add(rec.bal);
-      }
-      old.bal = rec.bal;
-      old.mask = mask;
+  // A holder without a record was never counted.
+  if (!rec) return;
+  const counted = rec.bal > 0n && !isExcludedHolder(token, address);
+  const mask = counted
+    ? categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)))
+    : NOT_COUNTED;
+  const was = rec.mask !== NOT_COUNTED;
+  if (mask === rec.mask && (!counted || rec.counted === rec.bal)) return;
+  if (was) addToCategories(index.sums, index.counts, rec.counted, rec.mask, -1);
+  if (counted) addToCategories(index.sums, index.counts, rec.bal, mask, 1);
+  if (was && counted) {
+    if (rec.counted !== rec.bal) {
+      topRemove(index.top, rec.counted);
+      topAdd(index.top, rec.bal, TOP_HOLDERS);
     }
-  }
-  index.figures = null;
+  } else if (was) topRemove(index.top, rec.counted);
+  else topAdd(index.top, rec.bal, TOP_HOLDERS);
+  rec.mask = mask;
+  rec.counted = counted ? rec.bal : 0n;
+  figuresOfIndex.delete(index);
 }
 
-/** Every counted balance: the members', then the parked rows' (read only to refill the top list). */
-function* countedBalances(token: TokenState, members: Map<string, Member>, wallets: WalletReader) {
-  for (const member of members.values()) yield member.bal;
+/** Every counted balance: the records in memory, then the parked rows (read only to refill the top list). */
+function* countedBalances(token: TokenState, wallets: WalletReader) {
+  for (const rec of token.holders.values()) if (rec.mask !== NOT_COUNTED) yield rec.counted;
   if (!token.parkedHolders || !wallets.holders) return;
   for (const row of wallets.holders.holdersOf(tokenKey(token.chain, token.address)))
     if (row.mask !== NOT_COUNTED && !token.holders.has(row.wallet)) yield row.bal;
 }
 
-function build(token: TokenState, wallets: WalletReader): HolderIndex {
-  const members = new Map<string, Member>();
-  const index: HolderIndex = {
-    members,
-    count: 0,
-    sums: emptySums(),
-    counts: emptyCounts(),
-    top: createTopBalances(TOP_HOLDERS, () => countedBalances(token, members, wallets)),
-    dirty: new Set(),
-    figures: null,
-  };
+function count(index: HolderIndexState, bal: bigint, mask: number): void {
+  addToCategories(index.sums, index.counts, bal, mask, 1);
+  topAdd(index.top, bal, TOP_HOLDERS);
+}
+
+function build(token: TokenState, wallets: WalletReader): HolderIndexState {
+  const index: HolderIndexState = { sums: emptySums(), counts: emptyCounts(), top: newTopList(), dirty: new Set() };
   for (const [address, rec] of token.holders) {
-    if (rec.bal <= 0n || isExcludedHolder(token, address)) continue;
-    const mask = categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)));
-    members.set(address, { bal: rec.bal, mask });
-    count(index, rec.bal, mask, 1);
+    const counted = rec.bal > 0n && !isExcludedHolder(token, address);
+    rec.mask = counted
+      ? categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)))
+      : NOT_COUNTED;
+    rec.counted = counted ? rec.bal : 0n;
+    if (counted) count(index, rec.bal, rec.mask);
   }
   if (token.parkedHolders && wallets.holders) {
     for (const row of wallets.holders.holdersOf(tokenKey(token.chain, token.address))) {
@@ -132,21 +102,19 @@ function build(token: TokenState, wallets: WalletReader): HolderIndex {
       const mask = counted
         ? categoriesOf(token, row.wallet, row.attrs, viewWallet(wallets, walletKey(token.chain, row.wallet)))
         : NOT_COUNTED;
-      if (mask !== row.mask) {
-        // Its categories moved while it was parked (no index marked it): back in memory as it is now.
-        token.holders.set(row.wallet, { bal: row.bal, attrs: row.attrs });
-        if (counted) members.set(row.wallet, { bal: row.bal, mask });
-      }
-      if (counted) count(index, row.bal, mask, 1);
+      // Its categories moved while it was parked (no index marked it): back in memory as it is now.
+      if (mask !== row.mask)
+        token.holders.set(row.wallet, { bal: row.bal, attrs: row.attrs, mask, counted: counted ? row.bal : 0n });
+      if (counted) count(index, row.bal, mask);
     }
   }
-  indexes.set(token, index);
+  token.holderIndex = index;
   return index;
 }
 
 /** The token's index with every change applied. */
-function settled(token: TokenState, wallets: WalletReader): HolderIndex {
-  const index = indexes.get(token) ?? build(token, wallets);
+function settled(token: TokenState, wallets: WalletReader): HolderIndexState {
+  const index = token.holderIndex ?? build(token, wallets);
   if (index.dirty.size > 0) {
     for (const address of index.dirty) update(index, token, wallets, address);
     index.dirty.clear();
@@ -156,22 +124,24 @@ function settled(token: TokenState, wallets: WalletReader): HolderIndex {
 
 /** Call after a holder's balance or attributes, or the facts of its wallet, changed. */
 export function holderChanged(token: TokenState, address: string): void {
-  const index = indexes.get(token);
-  if (index) index.dirty.add(address);
+  token.holderIndex?.dirty.add(address);
 }
 
-/** Call after a change that can move many holders of the token (its creator). */
+/** Call after a change that can move many holders of the token (its creator, its supply). */
 export function holdersReset(token: TokenState): void {
-  indexes.delete(token);
+  token.holderIndex = undefined;
 }
 
 /** Holder figures of the token (the same as computeHolders(token, wallets)); a fresh object each call. */
 export function holderFigures(token: TokenState, wallets: WalletReader): HoldersObject {
   const index = settled(token, wallets);
-  if (!index.figures) {
-    index.figures = figuresOf(token.supply, index.count, index.top.sum(), index.sums, index.counts);
+  let figures = figuresOfIndex.get(index);
+  if (!figures) {
+    const top10 = topSum(index.top, TOP_HOLDERS, () => countedBalances(token, wallets));
+    figures = figuresOf(token.supply, index.top.size, top10, index.sums, index.counts);
+    figuresOfIndex.set(index, figures);
   }
-  return { ...index.figures };
+  return { ...figures };
 }
 
 /**
@@ -186,30 +156,31 @@ export function parkHolders(
   let any = false;
   for (const address of token.holders.keys()) if ((any = idle(address))) break;
   if (!any) return [];
-  const index = settled(token, wallets);
+  // Applied first: a parked record's balance is the one it is counted at.
+  settled(token, wallets);
   const key = tokenKey(token.chain, token.address);
   const rows: ParkedHolderRow[] = [];
   for (const [address, rec] of token.holders) {
     if (!idle(address)) continue;
-    const member = index.members.get(address);
-    rows.push({
-      token: key,
-      wallet: address,
-      bal: rec.bal,
-      attrs: rec.attrs,
-      mask: member ? member.mask : NOT_COUNTED,
-    });
+    rows.push({ token: key, wallet: address, bal: rec.bal, attrs: rec.attrs, mask: rec.mask });
     token.holders.delete(address);
-    if (member) index.members.delete(address);
   }
   if (rows.length > 0) token.parkedHolders = (token.parkedHolders ?? 0) + rows.length;
   return rows;
 }
 
-/** Holder entries of one wallet in every token it holds (its labels, funding or trade count changed). */
-export function walletHoldersChanged(tokens: Map<string, TokenState>, held: Iterable<string>, address: string): void {
+/**
+ * Holder entries of one wallet in every token it holds (its labels, funding or trade count
+ * changed). `tokenIn` brings a parked token back: its index is in its state and must see the
+ * change; an evicted one rebuilds its index when it comes back.
+ */
+export function walletHoldersChanged(
+  tokenIn: (key: string) => TokenState | undefined,
+  held: Iterable<string>,
+  address: string,
+): void {
   for (const key of held) {
-    const token = tokens.get(key);
+    const token = tokenIn(key);
     if (token) holderChanged(token, address);
   }
 }

@@ -150,7 +150,7 @@ export function computeHolders(token: TokenState, wallets: WalletReader): Holder
   const balances: bigint[] = [];
   const sums = emptySums();
   const counts = emptyCounts();
-  const add = (address: string, rec: HolderRec) => {
+  const add = (address: string, rec: Pick<HolderRec, 'bal' | 'attrs'>) => {
     if (rec.bal <= 0n || isExcludedHolder(token, address)) return;
     count++;
     balances.push(rec.bal);

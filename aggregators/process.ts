@@ -31,7 +31,14 @@ import {
 import { applyTokenEvent, type StateOps } from './token-events.ts';
 import { createWalletFacts, holdings, newWallet, setHolding, walletKey } from './wallet-facts.ts';
 import type { ParkedHolderRow, WalletStore } from './wallet-store.ts';
-import { holderChanged, holderOf, holdersReset, parkHolders, walletHoldersChanged } from './holder-index.ts';
+import {
+  holderChanged,
+  holderOf,
+  holdersReset,
+  newHolderRec,
+  parkHolders,
+  walletHoldersChanged,
+} from './holder-index.ts';
 import {
   ATTR,
   type AggregatorState,
@@ -184,7 +191,7 @@ export function createProcessor(
     if (h) return h;
     h = holderOf(t, address, walletFacts.reader);
     if (h) metrics.inc('aggregator.holders_loaded');
-    else t.holders.set(address, (h = { bal: 0n, attrs: 0 }));
+    else t.holders.set(address, (h = newHolderRec()));
     return h;
   }
 
@@ -193,7 +200,7 @@ export function createProcessor(
     const held = holdings(w);
     for (const key of held) out.changed.add(key);
     for (const key of w.created) out.changed.add(key);
-    walletHoldersChanged(state.tokens, held, address);
+    walletHoldersChanged((key) => tokenIn(state, key), held, address);
   }
 
   function setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void {
@@ -627,8 +634,9 @@ export function createProcessor(
       // A Map iterator survives the tokens added and deleted between slices.
       holderPass ??= state.tokens.entries();
       let done = false;
+      // A busy token may park thousands at once: the slice is checked after each token that parked any.
       for (let scanned = 1; ; scanned++) {
-        if ((scanned & 15) === 0 && due()) break;
+        if (((scanned & 63) === 0 || rows.length > 0) && due()) break;
         const next = holderPass.next();
         if (next.done) {
           holderPass = null;

@@ -5,6 +5,7 @@ import type { Dec } from '../core/decimal.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import type { ClosedBucket, OpenBuckets } from './candles.ts';
 import type { MarkBook } from './pricing.ts';
+import type { TopList } from './top-balances.ts';
 import type { TradeWindow } from './windows.ts';
 
 /**
@@ -42,6 +43,24 @@ export interface HolderRec {
   /** Balance in base units (absolute on solana, sum of transfer deltas on EVM). */
   bal: bigint;
   attrs: number;
+  /** The categories the token's holder index counts it in (holder-index.ts); -1: not counted. */
+  mask: number;
+  /** The balance the index counts it at (bal, once the index applied the last change). */
+  counted: bigint;
+}
+
+/**
+ * A token's holder figures kept up to date per change (holder-index.ts): totals over the counted
+ * holders, parked ones included. Part of the token's state, so a token read back from a snapshot,
+ * parking or eviction needs no pass over its holders.
+ */
+export interface HolderIndexState {
+  sums: bigint[];
+  counts: number[];
+  /** The counted holders' number (size) and largest balances. */
+  top: TopList;
+  /** Holders changed since the figures were last read: applied then, once each. */
+  dirty: Set<string>;
 }
 
 export interface PoolState {
@@ -120,6 +139,8 @@ export interface TokenState {
   holders: Map<string, HolderRec>;
   /** Holder records written to the wallet store (embedded; holder-index.ts holderOf). Absent: none. */
   parkedHolders?: number;
+  /** Absent until first needed, and after a change that can move many holders (a new creator). */
+  holderIndex?: HolderIndexState;
   /** Contracts holding the token's singleton pools (V4 PoolManager): not holders. Absent in older snapshots. */
   custody?: string[];
   /** Paid promotions (token-events.ts addPromotion): newest first, at most MAX_PROMOTIONS. Absent when none (most tokens, older snapshots). */
