@@ -1,8 +1,12 @@
 // A token's aggregator state is bounded by event time, never by its trade count: two tokens trade
 // over the same hour, one 10× as often (1M trades), and their states stay the same size; a token
-// trading every second all day keeps a few thousand window buckets. The size is the state's
-// structural size (its v8 serialisation, what a snapshot stores).
+// trading every second all day keeps a few thousand window buckets; a token gaining one-off holders
+// all the time keeps in memory only the records of its recently active wallets. The size is the
+// state's structural size (its v8 serialisation, what a snapshot stores).
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import v8 from 'node:v8';
 import { tokenKey } from '../core/chains.ts';
 import { loadConfig } from '../core/config.ts';
@@ -13,7 +17,10 @@ import { newBatchOutput } from '../aggregators/contracts.ts';
 import { RECENT_IDS_CAP } from '../aggregators/dedupe.ts';
 import { createProcessor } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
-import { walletKey } from '../aggregators/wallet-facts.ts';
+import { WALLET_PARK_IDLE_MS, walletKey } from '../aggregators/wallet-facts.ts';
+import { openWalletStore } from '../aggregators/wallet-store.ts';
+import { computeHolders } from '../aggregators/holders.ts';
+import { holderFigures } from '../aggregators/holder-index.ts';
 import { buildToken } from '../aggregators/view.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
@@ -125,6 +132,61 @@ describe('aggregator memory', function () {
     assert.equal(stats['5m'].buyCount + stats['5m'].sellCount, 450); // 300 s, 1 or 2 trades each
     const bytes = v8.serialize(token()).length;
     assert.ok(bytes < 1_500_000, `${bytes} B`);
+  });
+
+  it("a token's holder records in memory follow its active wallets (20,000 one-off holders)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-holders-memory-'));
+    const store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+    try {
+      const state = newState();
+      const p = createProcessor(ctx, state, undefined, { walletStore: store });
+      const out = newBatchOutput();
+      const event = (e: TokenEvent) => p.event(e, JSON.stringify(e), out);
+      event(created(BUSY));
+      const key = tokenKey(CHAIN, BUSY);
+      const HOLDERS = 20_000;
+      const PER_SECOND = 16;
+      let peak = 0;
+      let version = 0;
+      // Each second 16 new wallets buy once and receive their tokens; every 30 s of event time the
+      // idle wallets and their holder records park, as the aggregator does after each snapshot.
+      for (let i = 0; i < HOLDERS; i++) {
+        const time = T0 + Math.floor(i / PER_SECOND) * 1000;
+        const wallet = addr(0x200000 + i);
+        p.swap({ ...swap(BUSY, time, i, wallet), side: 'buy' }, out);
+        event({
+          id: `t${i}`,
+          chain: CHAIN,
+          transactionHash: `0x${i.toString(16).padStart(64, '0')}`,
+          eventIndex: 1,
+          blockNumber: time / 1000,
+          blockTime: time,
+          kind: 'transfer',
+          token: BUSY,
+          from: POOL,
+          to: wallet,
+          amount: String(1 + (i % 5000)),
+        });
+        if (i % (30 * PER_SECOND) === 0) {
+          version++;
+          p.wallets.park(() => time - WALLET_PARK_IDLE_MS, version);
+          p.parkHolders(version);
+          store.confirm(version);
+          peak = Math.max(peak, state.tokens.get(key)!.holders.size);
+        }
+      }
+      const token = state.tokens.get(key)!;
+      // At most the wallets of the last 2 minutes and one pass interval (16 a second): 2,400 + 480.
+      assert.ok(peak <= 3_000, `${peak} holder records in memory at most`);
+      assert.ok(store.holderCount() >= HOLDERS - 3_000, `${store.holderCount()} on disk`);
+      const figures = holderFigures(token, p.wallets.reader);
+      assert.equal(figures.count, HOLDERS);
+      assert.deepEqual(figures, computeHolders(token, p.wallets.reader));
+      assert.ok(v8.serialize(token).length < 1_000_000, 'the token state stays small');
+    } finally {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('wallets that hold nothing, created nothing, carry no label and idle for 24 h are forgotten', () => {
