@@ -339,7 +339,6 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     ctx.metrics.set('aggregator.tokens_in_memory', tokensInMemory(state));
     ctx.metrics.set('aggregator.tokens_parked', state.parked?.size ?? 0);
     ctx.metrics.set('aggregator.wallets_in_memory', state.wallets.size);
-    ctx.metrics.set('aggregator.holders_in_memory', holdersInMemory(state));
     reportForced();
     ctx.metrics.families.aggregatorMessages.inc(count);
     ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
@@ -495,6 +494,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     // Idle tokens leave memory here, once their views are published and the store holds their rows.
     if (eviction) await eviction.evictIdle(() => sinks.drain());
+    // Counted here, not at each flush: a pass over the live tokens (0.7 % of a warm start's thread).
+    ctx.metrics.set('aggregator.holders_in_memory', holdersInMemory(state));
     // The previous file waits for its capture: that completes now if it has not yet.
     finishCapture?.();
     await snapshotWrite;
