@@ -18,6 +18,7 @@ import {
   emptySums,
   figuresOf,
   isExcludedHolder,
+  parkedOnly,
   type HoldersObject,
 } from './holders.ts';
 import { newTopList, topAdd, topRemove, topSum } from './top-balances.ts';
@@ -36,9 +37,13 @@ const figuresOfIndex = new WeakMap<HolderIndexState, HoldersObject>();
 export const newHolderRec = (): HolderRec => ({ bal: 0n, attrs: 0, mask: NOT_COUNTED, counted: 0n });
 
 /** The holder's record, brought back into memory when it was parked. */
-export function holderOf(token: TokenState, address: string, wallets: WalletReader): HolderRec | undefined {
-  const live = token.holders.get(address);
-  if (live || !token.parkedHolders || !wallets.holders) return live;
+function holderOf(token: TokenState, address: string, wallets: WalletReader): HolderRec | undefined {
+  return token.holders.get(address) ?? parkedHolderOf(token, address, wallets);
+}
+
+/** A record not in memory, brought back from the store when it was parked. */
+export function parkedHolderOf(token: TokenState, address: string, wallets: WalletReader): HolderRec | undefined {
+  if (!token.parkedHolders || !wallets.holders) return undefined;
   const row = wallets.holders.holder(tokenKey(token.chain, token.address), address);
   if (!row) return undefined;
   const counted = row.mask === NOT_COUNTED ? 0n : row.bal;
@@ -75,9 +80,7 @@ function update(index: HolderIndexState, token: TokenState, wallets: WalletReade
 /** Every counted balance: the records in memory, then the parked rows (read only to refill the top list). */
 function* countedBalances(token: TokenState, wallets: WalletReader) {
   for (const rec of token.holders.values()) if (rec.mask !== NOT_COUNTED) yield rec.counted;
-  if (!token.parkedHolders || !wallets.holders) return;
-  for (const row of wallets.holders.holdersOf(tokenKey(token.chain, token.address)))
-    if (row.mask !== NOT_COUNTED && !token.holders.has(row.wallet)) yield row.bal;
+  for (const row of parkedOnly(token, wallets)) if (row.mask !== NOT_COUNTED) yield row.bal;
 }
 
 function count(index: HolderIndexState, bal: bigint, mask: number): void {
@@ -95,18 +98,15 @@ function build(token: TokenState, wallets: WalletReader): HolderIndexState {
     rec.counted = counted ? rec.bal : 0n;
     if (counted) count(index, rec.bal, rec.mask);
   }
-  if (token.parkedHolders && wallets.holders) {
-    for (const row of wallets.holders.holdersOf(tokenKey(token.chain, token.address))) {
-      if (token.holders.has(row.wallet)) continue;
-      const counted = row.bal > 0n && !isExcludedHolder(token, row.wallet);
-      const mask = counted
-        ? categoriesOf(token, row.wallet, row.attrs, viewWallet(wallets, walletKey(token.chain, row.wallet)))
-        : NOT_COUNTED;
-      // Its categories moved while it was parked (no index marked it): back in memory as it is now.
-      if (mask !== row.mask)
-        token.holders.set(row.wallet, { bal: row.bal, attrs: row.attrs, mask, counted: counted ? row.bal : 0n });
-      if (counted) count(index, row.bal, mask);
-    }
+  for (const row of parkedOnly(token, wallets)) {
+    const counted = row.bal > 0n && !isExcludedHolder(token, row.wallet);
+    const mask = counted
+      ? categoriesOf(token, row.wallet, row.attrs, viewWallet(wallets, walletKey(token.chain, row.wallet)))
+      : NOT_COUNTED;
+    // Its categories moved while it was parked (no index marked it): back in memory as it is now.
+    if (mask !== row.mask)
+      token.holders.set(row.wallet, { bal: row.bal, attrs: row.attrs, mask, counted: counted ? row.bal : 0n });
+    if (counted) count(index, row.bal, mask);
   }
   token.holderIndex = index;
   return index;
@@ -153,15 +153,15 @@ export function parkHolders(
   wallets: WalletReader,
   idle: (address: string) => boolean,
 ): ParkedHolderRow[] {
-  let any = false;
-  for (const address of token.holders.keys()) if ((any = idle(address))) break;
-  if (!any) return [];
+  const leaving: string[] = [];
+  for (const address of token.holders.keys()) if (idle(address)) leaving.push(address);
+  if (leaving.length === 0) return [];
   // Applied first: a parked record's balance is the one it is counted at.
   settled(token, wallets);
   const key = tokenKey(token.chain, token.address);
   const rows: ParkedHolderRow[] = [];
-  for (const [address, rec] of token.holders) {
-    if (!idle(address)) continue;
+  for (const address of leaving) {
+    const rec = token.holders.get(address)!;
     rows.push({ token: key, wallet: address, bal: rec.bal, attrs: rec.attrs, mask: rec.mask });
     token.holders.delete(address);
   }

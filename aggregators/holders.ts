@@ -15,6 +15,7 @@ import {
 } from './state.ts';
 import { decText } from './format.ts';
 import { setHolding, viewWallet, walletKey, type WalletReader } from './wallet-facts.ts';
+import type { ParkedHolderRow } from './wallet-store.ts';
 
 export const SNIPER_WINDOW_MS = 15_000;
 export const FRESH_WALLET_MS = 24 * 3_600_000;
@@ -46,6 +47,13 @@ function isBurnAddress(wallet: string): boolean {
     (first === 48 || first === 49) &&
     BURN_ADDRESSES.has(wallet.toLowerCase())
   );
+}
+
+/** The token's parked holder rows whose record is not back in memory (those count as they are in memory). */
+export function* parkedOnly(token: TokenState, wallets: WalletReader): Generator<ParkedHolderRow> {
+  if (!token.parkedHolders || !wallets.holders) return;
+  for (const row of wallets.holders.holdersOf(tokenKey(token.chain, token.address)))
+    if (!token.holders.has(row.wallet)) yield row;
 }
 
 /** A token leaves the wallet records that point at it (holdings, creations): its state moves elsewhere. */
@@ -158,9 +166,7 @@ export function computeHolders(token: TokenState, wallets: WalletReader): Holder
     addToCategories(sums, counts, rec.bal, mask, 1);
   };
   for (const [address, rec] of token.holders) add(address, rec);
-  if (token.parkedHolders && wallets.holders)
-    for (const row of wallets.holders.holdersOf(tokenKey(token.chain, token.address)))
-      if (!token.holders.has(row.wallet)) add(row.wallet, row);
+  for (const row of parkedOnly(token, wallets)) add(row.wallet, row);
   balances.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
   const top10 = balances.slice(0, 10).reduce((s, b) => s + b, 0n);
   return figuresOf(token.supply, count, top10, sums, counts);

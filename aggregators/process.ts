@@ -33,7 +33,7 @@ import { createWalletFacts, holdings, newWallet, setHolding, walletKey } from '.
 import type { ParkedHolderRow, WalletStore } from './wallet-store.ts';
 import {
   holderChanged,
-  holderOf,
+  parkedHolderOf,
   holdersReset,
   newHolderRec,
   parkHolders,
@@ -189,7 +189,7 @@ export function createProcessor(
   function holder(t: TokenState, address: string): HolderRec {
     let h = t.holders.get(address);
     if (h) return h;
-    h = holderOf(t, address, walletFacts.reader);
+    h = parkedHolderOf(t, address, walletFacts.reader);
     if (h) metrics.inc('aggregator.holders_loaded');
     else t.holders.set(address, (h = newHolderRec()));
     return h;

@@ -77,6 +77,32 @@ function holderRow(token: string, wallet: string, rec: string): ParkedHolderRow 
   return { token, wallet, bal: BigInt(bal!), attrs: Number(attrs), mask: Number(mask) };
 }
 
+/**
+ * The statements of a table whose rows keep the version before them (this file's header): an
+ * upsert of a row at a version (`@durable`: the newest version a written snapshot names), and the
+ * rollback to a snapshot's version. `fixed` columns are written once, with the key.
+ */
+function versionedTable(db: Database.Database, table: string, keys: string[], fixed: string[], values: string[]) {
+  const inserted = [...keys, ...fixed, 'version', ...values];
+  const kept = ['version', ...values];
+  const upsert = db.prepare(`
+INSERT INTO ${table} (${inserted.join(', ')}) VALUES (${inserted.map((c) => `@${c}`).join(', ')})
+ON CONFLICT (${keys.join(', ')}) DO UPDATE SET
+  ${kept.map((c) => `prev_${c} = CASE WHEN version <= @durable THEN ${c} ELSE prev_${c} END`).join(',\n  ')},
+  ${kept.map((c) => `${c} = excluded.${c}`).join(', ')}`);
+  const dropNew = db.prepare(`DELETE FROM ${table} WHERE version > ? AND (prev_version IS NULL OR prev_version > ?)`);
+  const restorePrev = db.prepare(
+    `UPDATE ${table} SET ${kept.map((c) => `${c} = prev_${c}, prev_${c} = NULL`).join(', ')} WHERE version > ?`,
+  );
+  return {
+    upsert,
+    rollback(version: number): void {
+      dropNew.run(version, version);
+      restorePrev.run(version);
+    },
+  };
+}
+
 /** Opens the store; `fresh` starts it empty (no snapshot names any of its rows). */
 export function openWalletStore(file: string, fresh = false): WalletStore {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -90,33 +116,11 @@ export function openWalletStore(file: string, fresh = false): WalletStore {
   let durable = 0;
   let get = db.prepare<[string], { facts: Buffer }>('SELECT facts FROM wallets WHERE key = ?');
   let closed = false;
-  const upsert = db.prepare(`
-INSERT INTO wallets (key, chain, at, pinned, version, facts) VALUES (@key, @chain, @at, @pinned, @version, @facts)
-ON CONFLICT (key) DO UPDATE SET
-  prev_version = CASE WHEN version <= @durable THEN version ELSE prev_version END,
-  prev_at = CASE WHEN version <= @durable THEN at ELSE prev_at END,
-  prev_pinned = CASE WHEN version <= @durable THEN pinned ELSE prev_pinned END,
-  prev_facts = CASE WHEN version <= @durable THEN facts ELSE prev_facts END,
-  at = excluded.at, pinned = excluded.pinned, version = excluded.version, facts = excluded.facts`);
-  const dropNew = db.prepare('DELETE FROM wallets WHERE version > ? AND (prev_version IS NULL OR prev_version > ?)');
-  const restorePrev = db.prepare(`
-UPDATE wallets SET version = prev_version, at = prev_at, pinned = prev_pinned, facts = prev_facts,
-  prev_version = NULL, prev_at = NULL, prev_pinned = NULL, prev_facts = NULL
-WHERE version > ?`);
+  const wallets = versionedTable(db, 'wallets', ['key'], ['chain'], ['at', 'pinned', 'facts']);
   const removeOne = db.prepare('DELETE FROM wallets WHERE key = ?');
   const forgetIdle = db.prepare('DELETE FROM wallets WHERE chain = ? AND pinned = 0 AND at <= ? AND version <= ?');
   const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM wallets');
-  const upsertHolder = db.prepare(`
-INSERT INTO holders (token, wallet, version, rec) VALUES (@token, @wallet, @version, @rec)
-ON CONFLICT (token, wallet) DO UPDATE SET
-  prev_version = CASE WHEN version <= @durable THEN version ELSE prev_version END,
-  prev_rec = CASE WHEN version <= @durable THEN rec ELSE prev_rec END,
-  version = excluded.version, rec = excluded.rec`);
-  const dropNewHolders = db.prepare(
-    'DELETE FROM holders WHERE version > ? AND (prev_version IS NULL OR prev_version > ?)',
-  );
-  const restorePrevHolders = db.prepare(`
-UPDATE holders SET version = prev_version, rec = prev_rec, prev_version = NULL, prev_rec = NULL WHERE version > ?`);
+  const holders = versionedTable(db, 'holders', ['token', 'wallet'], [], ['rec']);
   const countHolders = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM holders');
   const holderSql = 'SELECT rec FROM holders WHERE token = ? AND wallet = ?';
   // Pages in key order: nothing stays open between them (the caller may read or write in between).
@@ -126,7 +130,7 @@ UPDATE holders SET version = prev_version, rec = prev_rec, prev_version = NULL, 
 
   const putAll = db.transaction((rows: ParkedWalletRow[], version: number) => {
     for (const row of rows)
-      upsert.run({
+      wallets.upsert.run({
         key: row.key,
         chain: row.chain,
         at: row.at,
@@ -138,16 +142,14 @@ UPDATE holders SET version = prev_version, rec = prev_rec, prev_version = NULL, 
   });
   const putAllHolders = db.transaction((rows: ParkedHolderRow[], version: number) => {
     for (const row of rows)
-      upsertHolder.run({ token: row.token, wallet: row.wallet, version, rec: recText(row), durable });
+      holders.upsert.run({ token: row.token, wallet: row.wallet, version, rec: recText(row), durable });
   });
   const removeAll = db.transaction((keys: string[]) => {
     for (const key of keys) removeOne.run(key);
   });
   const rollbackAll = db.transaction((version: number) => {
-    dropNew.run(version, version);
-    restorePrev.run(version);
-    dropNewHolders.run(version, version);
-    restorePrevHolders.run(version);
+    wallets.rollback(version);
+    holders.rollback(version);
   });
   /** Reads after close (a stopped aggregator's tokens) go to a read-only connection. */
   function reopenForReads(): void {
