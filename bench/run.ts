@@ -12,7 +12,7 @@ import type { Context } from '../core/context.ts';
 import { kcatAvailable } from '../test/helpers/kafka-mock.ts';
 import { countSwaps, ensureDecoded, ensureInputs, readDecoded, type InputSpec } from './lib/inputs.ts';
 import { RESULT_MARKER, type ScenarioResult } from './lib/scenario.ts';
-import { SERVICE_NODE_ARGS } from './lib/spot-process.ts';
+import { SERVICE_CPU_PROF_ENV, SERVICE_NODE_ARGS } from './lib/spot-process.ts';
 import { gitInfo, machineInfo, renderMarkdown, type BenchReport, type ScenarioFailure } from './report.ts';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -165,6 +165,8 @@ function runChild(
     [...nodeArgs, '--import', 'tsx', path.join(BENCH_DIR, 'scenarios', spec.file), JSON.stringify(params)],
     {
       cwd: REPO,
+      // The scenario's `spot up` children are profiled too (spot-process.ts): they are what a soak measures.
+      env: cpuProfDir ? { ...process.env, [SERVICE_CPU_PROF_ENV]: path.join(cpuProfDir, name, 'spot') } : process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

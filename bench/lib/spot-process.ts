@@ -101,11 +101,19 @@ export function simulatorNodeSample(parent: number): ProcessSample | null {
  */
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=32', '--max-old-space-size=2000'];
 
+/** Set by `spot bench --cpu-prof DIR`: the folder for V8 profiles of each thread of `spot up`. */
+export const SERVICE_CPU_PROF_ENV = 'SPOT_BENCH_SERVICE_CPU_PROF_DIR';
+
+function serviceNodeArgs(): string[] {
+  const profDir = process.env[SERVICE_CPU_PROF_ENV];
+  return profDir ? [...SERVICE_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${profDir}`] : SERVICE_NODE_ARGS;
+}
+
 /** Starts `spot up` with `env` on `dataDir`; resolves once the REST API answers. */
 export async function startSpot(dataDir: string, env: Record<string, string>): Promise<SpotProcess> {
   const [httpPort, wsPort, sqlPort] = [await freePort(), await freePort(), await freePort()];
   let output = '';
-  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, path.join(REPO, 'bin', 'spot.js'), 'up'], {
+  const child = spawn(process.execPath, [...serviceNodeArgs(), path.join(REPO, 'bin', 'spot.js'), 'up'], {
     cwd: REPO,
     env: {
       ...process.env,
