@@ -21,7 +21,7 @@ import {
   parkedOnly,
   type HoldersObject,
 } from './holders.ts';
-import { newTopList, topAdd, topRemove, topSum } from './top-balances.ts';
+import { newTopList, topAdd, topKept, topRemove, topSum } from './top-balances.ts';
 import { viewWallet, walletKey, type WalletReader } from './wallet-facts.ts';
 import type { ParkedHolderRow } from './wallet-store.ts';
 
@@ -77,10 +77,19 @@ function update(index: HolderIndexState, token: TokenState, wallets: WalletReade
   figuresOfIndex.delete(index);
 }
 
-/** Every counted balance: the records in memory, then the parked rows (read only to refill the top list). */
+/**
+ * The counted balances a refill of the top list needs: every record in memory, then the largest
+ * parked ones not back in memory, as many as the list keeps (the store reads them in balance order).
+ */
 function* countedBalances(token: TokenState, wallets: WalletReader) {
   for (const rec of token.holders.values()) if (rec.mask !== NOT_COUNTED) yield rec.counted;
-  for (const row of parkedOnly(token, wallets)) if (row.mask !== NOT_COUNTED) yield row.bal;
+  if (!token.parkedHolders || !wallets.holders) return;
+  let left = topKept(TOP_HOLDERS);
+  for (const row of wallets.holders.countedByBalance(tokenKey(token.chain, token.address))) {
+    if (token.holders.has(row.wallet)) continue;
+    yield row.bal;
+    if (--left === 0) return;
+  }
 }
 
 function count(index: HolderIndexState, bal: bigint, mask: number): void {

@@ -7,6 +7,9 @@
 /** Balances kept beyond the ones summed: removals of top holders before a refill is needed. */
 const SPARE = 22;
 
+/** How many balances the list keeps for `need`: a refill needs no more than the largest this many of a set. */
+export const topKept = (need: number): number => need + SPARE;
+
 /** A multiset's size and its largest balances, ascending (all of them while list.length === size). */
 export interface TopList {
   list: bigint[];
@@ -29,7 +32,7 @@ function lowerBound(sorted: bigint[], value: bigint): number {
 
 function keep(top: TopList, bal: bigint, need: number): void {
   top.list.splice(lowerBound(top.list, bal), 0, bal);
-  if (top.list.length > need + SPARE) top.list.shift();
+  if (top.list.length > topKept(need)) top.list.shift();
 }
 
 export function topAdd(top: TopList, bal: bigint, need: number): void {
@@ -50,7 +53,7 @@ export function topRemove(top: TopList, bal: bigint): void {
 export function topSum(top: TopList, need: number, members: () => Iterable<bigint>): bigint {
   if (top.list.length < Math.min(need, top.size)) {
     top.list = [];
-    for (const bal of members()) if (top.list.length < need + SPARE || bal > top.list[0]!) keep(top, bal, need);
+    for (const bal of members()) if (top.list.length < topKept(need) || bal > top.list[0]!) keep(top, bal, need);
   }
   let total = 0n;
   for (let i = Math.max(0, top.list.length - need); i < top.list.length; i++) total += top.list[i]!;

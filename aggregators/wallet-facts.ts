@@ -35,7 +35,7 @@ export const viewWallet = (wallets: WalletReader, key: string): WalletState | un
   wallets.view ? wallets.view(key) : wallets.get(key);
 
 /** Reads of parked holder records (wallet-store.ts). */
-export type ParkedHolders = Pick<WalletStore, 'holder' | 'holdersOf'>;
+export type ParkedHolders = Pick<WalletStore, 'holder' | 'holdersOf' | 'countedByBalance'>;
 
 export interface WalletFacts {
   /** The wallet's facts, created empty when it has none. */

@@ -50,6 +50,8 @@ export interface WalletStore {
   holder(token: string, wallet: string): ParkedHolderRow | undefined;
   /** Every parked holder record of the token (a record back in memory keeps its row until parked again). */
   holdersOf(token: string): IterableIterator<ParkedHolderRow>;
+  /** The token's parked records counted by its holder index (mask ≥ 0), largest balance first. */
+  countedByBalance(token: string): IterableIterator<ParkedHolderRow>;
   /** Writes parked holder records at the version of the snapshot that follows. */
   putHolders(rows: ParkedHolderRow[], version: number): void;
   /** Holder rows on disk. */
@@ -67,10 +69,27 @@ CREATE TABLE IF NOT EXISTS holders (
   token TEXT NOT NULL, wallet TEXT NOT NULL, version INTEGER NOT NULL, rec TEXT NOT NULL,
   prev_version INTEGER, prev_rec TEXT, PRIMARY KEY (token, wallet)) WITHOUT ROWID;`;
 
+/**
+ * The counted balance's order as text (its digit count, two digits, then the digits), null when
+ * the index does not count the holder: a refill of a token's top-10 list reads the largest few
+ * instead of every parked row (tens of thousands on the busiest tokens). Added to older files.
+ */
+const SCHEMA_BALANCE_ORDER = `
+ALTER TABLE holders ADD COLUMN top TEXT;
+ALTER TABLE holders ADD COLUMN prev_top TEXT;
+UPDATE holders SET top = holder_top(rec), prev_top = holder_top(prev_rec);
+CREATE INDEX holders_top ON holders (token, top) WHERE top IS NOT NULL;`;
+
 const HOLDERS_PAGE = 2_000;
 
 /** A holder row's record as text: balance (may be negative on EVM), attributes, mask. */
 const recText = (row: ParkedHolderRow): string => `${row.bal} ${row.attrs} ${row.mask}`;
+
+function balanceOrder(row: Pick<ParkedHolderRow, 'bal' | 'mask'>): string | null {
+  if (row.mask === -1 || row.bal <= 0n) return null;
+  const digits = row.bal.toString();
+  return `${String(digits.length).padStart(2, '0')}${digits}`;
+}
 
 function holderRow(token: string, wallet: string, rec: string): ParkedHolderRow {
   const [bal, attrs, mask] = rec.split(' ');
@@ -112,6 +131,13 @@ export function openWalletStore(file: string, fresh = false): WalletStore {
   db.pragma('synchronous = NORMAL');
   db.pragma('cache_size = -8192');
   db.exec(SCHEMA);
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(holders)').all();
+  if (!columns.some((c) => c.name === 'top')) {
+    db.function('holder_top', { deterministic: true }, (rec: unknown) =>
+      typeof rec === 'string' ? balanceOrder(holderRow('', '', rec)) : null,
+    );
+    db.transaction(() => db.exec(SCHEMA_BALANCE_ORDER))();
+  }
   // The newest version a written snapshot names: rows above it may still be undone.
   let durable = 0;
   let get = db.prepare<[string], { facts: Buffer }>('SELECT facts FROM wallets WHERE key = ?');
@@ -120,13 +146,19 @@ export function openWalletStore(file: string, fresh = false): WalletStore {
   const removeOne = db.prepare('DELETE FROM wallets WHERE key = ?');
   const forgetIdle = db.prepare('DELETE FROM wallets WHERE chain = ? AND pinned = 0 AND at <= ? AND version <= ?');
   const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM wallets');
-  const holders = versionedTable(db, 'holders', ['token', 'wallet'], [], ['rec']);
+  const holders = versionedTable(db, 'holders', ['token', 'wallet'], [], ['rec', 'top']);
   const countHolders = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM holders');
   const holderSql = 'SELECT rec FROM holders WHERE token = ? AND wallet = ?';
   // Pages in key order: nothing stays open between them (the caller may read or write in between).
   const holdersOfSql = 'SELECT wallet, rec FROM holders WHERE token = ? AND wallet > ? ORDER BY wallet LIMIT ?';
+  // Pages in (top, wallet) descending order, the index's (a WITHOUT ROWID index ends with the key).
+  const byBalanceSql =
+    'SELECT wallet, rec, top FROM holders WHERE token = ? AND top IS NOT NULL AND (top, wallet) < (?, ?) ORDER BY top DESC, wallet DESC LIMIT ?';
   let getHolder = db.prepare<[string, string], { rec: string }>(holderSql);
   let listHolders = db.prepare<[string, string, number], { wallet: string; rec: string }>(holdersOfSql);
+  let listByBalance = db.prepare<[string, string, string, number], { wallet: string; rec: string; top: string }>(
+    byBalanceSql,
+  );
 
   const putAll = db.transaction((rows: ParkedWalletRow[], version: number) => {
     for (const row of rows)
@@ -142,7 +174,14 @@ export function openWalletStore(file: string, fresh = false): WalletStore {
   });
   const putAllHolders = db.transaction((rows: ParkedHolderRow[], version: number) => {
     for (const row of rows)
-      holders.upsert.run({ token: row.token, wallet: row.wallet, version, rec: recText(row), durable });
+      holders.upsert.run({
+        token: row.token,
+        wallet: row.wallet,
+        version,
+        rec: recText(row),
+        top: balanceOrder(row),
+        durable,
+      });
   });
   const removeAll = db.transaction((keys: string[]) => {
     for (const key of keys) removeOne.run(key);
@@ -158,6 +197,7 @@ export function openWalletStore(file: string, fresh = false): WalletStore {
     get = readOnly.prepare('SELECT facts FROM wallets WHERE key = ?');
     getHolder = readOnly.prepare(holderSql);
     listHolders = readOnly.prepare(holdersOfSql);
+    listByBalance = readOnly.prepare(byBalanceSql);
   }
 
   return {
@@ -177,6 +217,16 @@ export function openWalletStore(file: string, fresh = false): WalletStore {
         for (const { wallet, rec } of page) yield holderRow(token, wallet, rec);
         if (page.length < HOLDERS_PAGE) return;
         after = page[page.length - 1]!.wallet;
+      }
+    },
+    *countedByBalance(token) {
+      reopenForReads();
+      // Small pages first: a refill reads the first few rows.
+      for (let top = '~', after = '', size = 64; ; size = Math.min(size * 4, HOLDERS_PAGE)) {
+        const page = listByBalance.all(token, top, after, size);
+        for (const row of page) yield holderRow(token, row.wallet, row.rec);
+        if (page.length < size) return;
+        ({ top, wallet: after } = page[page.length - 1]!);
       }
     },
     putHolders(rows, version) {

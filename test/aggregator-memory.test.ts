@@ -183,6 +183,27 @@ describe('aggregator memory', function () {
       assert.equal(figures.count, HOLDERS);
       assert.deepEqual(figures, computeHolders(token, p.wallets.reader));
       assert.ok(v8.serialize(token).length < 1_000_000, 'the token state stays small');
+      // The 40 largest holders (parked) sell out: the top list refills from the parked rows by balance.
+      const time = T0 + (HOLDERS / PER_SECOND) * 1000;
+      const largest = Array.from({ length: HOLDERS }, (_, i) => i).filter((i) => i % 5000 >= 4990);
+      for (const [n, i] of largest.entries()) {
+        event({
+          id: `s${i}`,
+          chain: CHAIN,
+          transactionHash: `0x${(HOLDERS + i).toString(16).padStart(64, '0')}`,
+          eventIndex: 1,
+          blockNumber: time / 1000,
+          blockTime: time,
+          kind: 'transfer',
+          token: BUSY,
+          from: addr(0x200000 + i),
+          to: POOL,
+          amount: String(1 + (i % 5000)),
+        });
+        if (n % 8 === 7)
+          assert.deepEqual(holderFigures(token, p.wallets.reader), computeHolders(token, p.wallets.reader));
+      }
+      assert.equal(holderFigures(token, p.wallets.reader).count, HOLDERS - largest.length);
     } finally {
       store.close();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
+import Database from 'better-sqlite3';
 import { ONE, fromInt, parse, decToString } from '../core/decimal.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -967,6 +968,48 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
       { ...row('0xother', 5n), token: 'base:0xu' },
       'read after close',
     );
+  });
+
+  it("lists a token's counted parked rows by balance, largest first, across rollbacks and an older file", () => {
+    const file = path.join(dir, 'w.sqlite');
+    // A file written before the balance order (its holders table had no top column).
+    const old = new Database(file);
+    old.exec(`CREATE TABLE holders (
+  token TEXT NOT NULL, wallet TEXT NOT NULL, version INTEGER NOT NULL, rec TEXT NOT NULL,
+  prev_version INTEGER, prev_rec TEXT, PRIMARY KEY (token, wallet)) WITHOUT ROWID`);
+    old.prepare('INSERT INTO holders VALUES (?, ?, ?, ?, ?, ?)').run('solana:T', 'old1', 10, '900 0 1', 5, '7 0 1');
+    old.prepare('INSERT INTO holders VALUES (?, ?, ?, ?, ?, ?)').run('solana:T', 'old2', 10, '5 0 -1', null, null);
+    old.close();
+    let store = openWalletStore(file);
+    store.rollback(10);
+    const row = (wallet: string, bal: bigint, mask = 1) => ({ token: 'solana:T', wallet, bal, attrs: 0, mask });
+    // Balances of many digit counts, ties, uncounted and non-positive rows, more than one page.
+    const rows = Array.from({ length: 3_000 }, (_, i) => row(`w${i}`, BigInt(i % 7 === 0 ? 10 ** (i % 13) : i * 37)));
+    rows.push(row('zero', 0n, -1), row('neg', -5n, -1), row('uncounted', 10n ** 30n, -1), row('big', 10n ** 30n));
+    store.putHolders(rows, 20);
+    store.putHolders([{ ...row('other', 10n ** 31n), token: 'solana:U' }], 20);
+    const expected = [...rows, row('old1', 900n)]
+      .filter((r) => r.mask !== -1)
+      .map((r) => r.bal)
+      .sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    const listed = [...store.countedByBalance('solana:T')];
+    assert.deepEqual(
+      listed.map((r) => r.bal),
+      expected,
+    );
+    assert.equal(new Set(listed.map((r) => r.wallet)).size, listed.length, 'each row once');
+    store.close();
+
+    store = openWalletStore(file);
+    store.rollback(10);
+    assert.deepEqual(
+      [...store.countedByBalance('solana:T')].map((r) => r.wallet),
+      ['old1'],
+      'the rows of version 20 are undone',
+    );
+    store.rollback(4);
+    assert.deepEqual([...store.countedByBalance('solana:T')], [], 'older than both of its versions: no row');
+    store.close();
   });
 
   it('forgets only idle unpinned rows a snapshot confirmed', () => {
