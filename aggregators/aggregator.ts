@@ -106,6 +106,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Main-thread time a slice of background work (a snapshot capture, the wallet park) takes before input batches get their turn. */
 const BACKGROUND_SLICE_MS = 2;
 const never = () => false;
+/**
+ * The wallet and holder park passes rest twice their slice between slices (a third of the thread
+ * at most): they have until the next snapshot, 30 s, and at once they took up to a fifth of the
+ * main thread's seconds around each snapshot, with the capture, while input queued behind them.
+ */
+const PARK_REST_FACTOR = 2;
 
 /** Holder records in the memory of the live tokens (parked tokens keep theirs serialised). */
 function holdersInMemory(state: AggregatorState): number {
@@ -542,17 +548,23 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
    * Runs `step` a slice at a time in the processing chain, one slice per event-loop turn with input
    * batches going first, until it returns true (done), `go()` says no or the aggregator failed; a
    * step that throws fails it. Live views passes, snapshot captures and the wallet park run so.
+   * With `restFactor`, the next slice waits that many times the last one's length: work that is
+   * not due soon takes at most 1 / (1 + restFactor) of the thread while input is busy too.
    */
   function inSlices(
     step: (due: () => boolean) => boolean | Promise<boolean>,
     go: () => boolean = () => true,
     sliceMs = BACKGROUND_SLICE_MS,
+    restFactor = 0,
   ): void {
     const slice = () => {
       if (failure || !go()) return;
       void serial(async () => {
         if (failure || !go()) return;
-        if (!(await step(createSlicer(sliceMs).due))) setImmediate(slice);
+        const started = performance.now();
+        if (await step(createSlicer(sliceMs).due)) return;
+        if (restFactor === 0) setImmediate(slice);
+        else setTimeout(slice, (performance.now() - started) * restFactor);
       }).catch(fail);
     };
     setImmediate(slice);
@@ -605,7 +617,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
    * it waited.
    */
   function parkWallets(): void {
-    if (walletStore) inSlices(parkWalletSlice, () => !stopped && !snapshotWriting);
+    if (walletStore)
+      inSlices(parkWalletSlice, () => !stopped && !snapshotWriting, BACKGROUND_SLICE_MS, PARK_REST_FACTOR);
   }
 
   /**

@@ -154,16 +154,17 @@ export function holderFigures(token: TokenState, wallets: WalletReader): Holders
 }
 
 /**
- * Takes the records of holders `idle` says are idle out of memory and returns them as store rows;
- * the index keeps counting them as they are.
+ * Takes the records of up to `max` holders `idle` says are idle out of memory and returns them as
+ * store rows; the index keeps counting them as they are.
  */
 export function parkHolders(
   token: TokenState,
   wallets: WalletReader,
   idle: (address: string) => boolean,
+  max = Number.POSITIVE_INFINITY,
 ): ParkedHolderRow[] {
   const leaving: string[] = [];
-  for (const address of token.holders.keys()) if (idle(address)) leaving.push(address);
+  for (const address of token.holders.keys()) if (idle(address) && leaving.push(address) >= max) break;
   if (leaving.length === 0) return [];
   // Applied first: a parked record's balance is the one it is counted at.
   settled(token, wallets);

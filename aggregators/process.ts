@@ -145,6 +145,9 @@ export interface ProcessorOptions {
   viewPending?: (key: string) => boolean;
 }
 
+/** Holder records one slice of the holder pass writes at most (about 5 µs each, written after the slice's scan). */
+const HOLDER_ROWS_PER_SLICE = 256;
+
 /** A token about to lose a window trade within this much event time stays in memory. */
 const PARK_EXPIRY_GAP_MS = 60_000;
 
@@ -621,33 +624,44 @@ export function createProcessor(
     watermark(e.chain, e.blockTime, out);
   }
 
-  /** The holder park pass under way (parkHolders resumes it). */
+  /** The holder park pass under way (parkHolders resumes it), and a token it stopped inside of. */
   let holderPass: MapIterator<[string, TokenState]> | null = null;
+  let holderPassAt: string | null = null;
 
   return {
     state,
     wallets: walletFacts,
-    parkHolders(version, due = () => false) {
+    parkHolders(version, due) {
       const store = partitioning ? undefined : options.walletStore;
       if (!store) return { parked: 0, done: true };
       const rows: ParkedHolderRow[] = [];
       // A Map iterator survives the tokens added and deleted between slices.
       holderPass ??= state.tokens.entries();
       let done = false;
-      // A busy token may park thousands at once: the slice is checked after each token that parked any.
-      for (let scanned = 1; ; scanned++) {
-        if (((scanned & 63) === 0 || rows.length > 0) && due()) break;
-        const next = holderPass.next();
-        if (next.done) {
-          holderPass = null;
-          done = true;
-          break;
+      // The slice is checked after each token that parked any; the rows are written after it, so
+      // a busy token's thousands go over several slices.
+      const most = due ? HOLDER_ROWS_PER_SLICE : Number.POSITIVE_INFINITY;
+      for (let scanned = 1; rows.length < most; scanned++) {
+        if (due && ((scanned & 63) === 0 || rows.length > 0) && due()) break;
+        // Where the last slice stopped, if that token is still in memory (not parked since).
+        let t = holderPassAt === null ? undefined : state.tokens.get(holderPassAt);
+        holderPassAt = null;
+        if (!t) {
+          const next = holderPass.next();
+          if (next.done) {
+            holderPass = null;
+            done = true;
+            break;
+          }
+          t = next.value[1];
         }
-        const t = next.value[1];
         if (t.holders.size === 0) continue;
         const chain = t.chain;
         const idle = (address: string) => !state.wallets.has(walletKey(chain, address));
-        for (const row of parkHolders(t, walletFacts.reader, idle)) rows.push(row);
+        const room = most - rows.length;
+        const parked = parkHolders(t, walletFacts.reader, idle, room);
+        for (const row of parked) rows.push(row);
+        if (parked.length === room) holderPassAt = tokenKey(chain, t.address);
       }
       store.putHolders(rows, version);
       if (rows.length > 0) metrics.inc('aggregator.holders_parked', rows.length);

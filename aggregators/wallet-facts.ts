@@ -76,6 +76,9 @@ function unpinned(w: WalletState): boolean {
   return w.held === undefined && w.created.length === 0 && w.labels.length === 0;
 }
 
+/** Wallets one slice of the park pass writes at most (serialised and upserted, about 10 µs each). */
+const WALLET_ROWS_PER_SLICE = 128;
+
 const NONE: ReadonlySet<string> = new Set();
 const never = () => false;
 
@@ -183,7 +186,9 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
       // A Map iterator survives the wallets added and deleted between slices.
       pass ??= wallets.entries();
       let done = false;
-      for (let scanned = 1; ; scanned++) {
+      // The rows are written after the slice's scan: at most so many, so the write fits the slice.
+      const most = due === never ? Number.POSITIVE_INFINITY : WALLET_ROWS_PER_SLICE;
+      for (let scanned = 1; rows.length < most; scanned++) {
         if ((scanned & 63) === 0 && due()) break;
         const next = pass.next();
         if (next.done) {

@@ -7,9 +7,12 @@ import { startIngestThread } from './ingest-thread-role.ts';
 import { printBanner } from './banner.ts';
 import { watchStartup } from './progress.ts';
 import { startServingThread } from './serving-role.ts';
+import { reportThreadLoop } from './thread-report.ts';
 
 export function upCommand(ctx: Context): Promise<number> {
   return runRole(ctx, async (runtime) => {
+    // The aggregator's and the store's thread: its loop delay and GC pauses are what a trade waits behind.
+    reportThreadLoop(ctx.logger, 'main-loop', 'main thread event loop');
     // Readers first, intake last: nothing produced is waiting on a reader that is not there.
     const sqlPort = await startSqlEndpoint(runtime);
     await startAggregator(runtime);

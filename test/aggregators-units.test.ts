@@ -1083,6 +1083,14 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
       { parked: 1, done: true },
     );
     assert.deepEqual([...wallets.keys()], ['solana:W0']);
+    // A slice that is never spent still writes at most 128 rows: the write comes after it.
+    for (let i = 0; i < 300; i++) stage.touch(stage.get('solana', `X${i}`), 1000);
+    const capped = stage.park(
+      () => 2000,
+      13,
+      () => false,
+    );
+    assert.deepEqual(capped, { parked: 128, done: false });
     store.close();
   });
 });

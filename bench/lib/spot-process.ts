@@ -42,14 +42,19 @@ export interface SpotProcess {
   /** How long each part took to stop at the last shutdown (runtime.ts logs it at info), ms by part. */
   stopTimes(): Record<string, number>;
   /** The serving thread's event-loop reports so far (logged every 30 s at info). */
-  servingLoopReports(): Array<{
-    delayMs: { p50: number; p99: number; max: number };
-    utilization: number;
-    /** The serving thread's GC pauses over the report's 30 s. */
-    gc: { count: number; totalMs: number; maxMs: number };
-  }>;
+  servingLoopReports(): LoopReport[];
+  /** The main thread's (the aggregator's and the store's), the same way. */
+  mainLoopReports(): LoopReport[];
   /** SIGTERM; resolves with the exit code and the ms from the signal to the exit. */
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
+}
+
+/** A thread's event-loop report (cli/thread-report.ts). */
+export interface LoopReport {
+  delayMs: { p50: number; p99: number; max: number };
+  utilization: number;
+  /** The thread's GC pauses over the report's 30 s. */
+  gc: { count: number; totalMs: number; maxMs: number };
 }
 
 function processSample(pid: number): ProcessSample {
@@ -127,7 +132,8 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const loopReports: ReturnType<SpotProcess['servingLoopReports']> = [];
+  const loopReports: LoopReport[] = [];
+  const mainLoopReports: LoopReport[] = [];
   const stopTimes: Record<string, number> = {};
   let partial = '';
   const keep = (chunk: Buffer) => {
@@ -137,6 +143,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     partial = lines.pop()!;
     for (const line of lines) {
       if (line.includes('"serving-loop"')) loopReports.push(JSON.parse(line));
+      else if (line.includes('"main-loop"')) mainLoopReports.push(JSON.parse(line));
       else if (line.includes('"msg":"stopped"')) {
         const { part, ms } = JSON.parse(line) as { part: string; ms: number };
         stopTimes[part] = ms;
@@ -202,6 +209,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
       ),
     output: () => output,
     servingLoopReports: () => loopReports,
+    mainLoopReports: () => mainLoopReports,
     stopTimes: () => stopTimes,
     async stop(timeoutMs = 30_000) {
       await client.close();

@@ -157,7 +157,7 @@ runScenarioMain<Params>(
       SPOT_SIM_RATE: String(params.rate),
       SPOT_SIM_WARM_HOURS: String(params.warmHours),
       SPOT_API_KEYS: keys.join(','),
-      SPOT_LOG_LEVEL: 'info', // the serving thread's event-loop reports
+      SPOT_LOG_LEVEL: 'info', // the serving and main threads' event-loop reports
       ...(params.profile ? { SPOT_SIM_PROFILE: params.profile } : {}),
     });
     const startedAt = epochNow();
@@ -505,6 +505,7 @@ runScenarioMain<Params>(
         evidence: {
           threadShare,
           servingLoop: spot.servingLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
+          mainLoop: spot.mainLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           frameWindows,
           shutdown: { ...stopped, partsMs: spot.stopTimes() },
           lastMinute: lastMinute ?? null,
