@@ -10,7 +10,7 @@ import { DERIVED_TABLES, migrate } from './migrations.ts';
 import {
   balanceFormat,
   candleFormat,
-  encodeRows,
+  encodeRowsInSlices,
   identityTradeFormat,
   tokenEventFormat,
   tokenFormat,
@@ -33,7 +33,7 @@ export const INSERT_BATCH = 10_000;
  */
 export const STORE_INSERT_SETTINGS = { optimize_on_insert: 0 };
 
-/** One INSERT per `INSERT_BATCH` rows, each batch encoded in one go (clickhouse/rows.ts). */
+/** One INSERT per `INSERT_BATCH` rows, each batch encoded in slices (clickhouse/rows.ts). */
 async function insertRows<Row>(
   client: ClickHouseClient,
   table: string,
@@ -41,7 +41,7 @@ async function insertRows<Row>(
   rows: readonly Row[],
 ): Promise<void> {
   for (let start = 0; start < rows.length; start += INSERT_BATCH) {
-    const text = encodeRows(format, rows, start, Math.min(rows.length, start + INSERT_BATCH));
+    const text = await encodeRowsInSlices(format, rows, start, Math.min(rows.length, start + INSERT_BATCH));
     await insertRowText(client, `spot.${table}`, format.columns, text, 'JSONCompactEachRow', STORE_INSERT_SETTINGS);
   }
 }

@@ -4,6 +4,13 @@ import assert from 'node:assert/strict';
 import { sharedChdb } from './helpers/chdb.ts';
 import { MIGRATIONS, migrate } from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
+import {
+  encodeRows,
+  encodeRowsInSlices,
+  identityTradeFormat,
+  tradeFormat,
+  type RowFormat,
+} from '../clickhouse/rows.ts';
 import type { CandleRow, Ohlc, SpotStore, TradeRow } from '../clickhouse/types.ts';
 import type { Chain } from '../core/chains.ts';
 import { add, cmp, parse, decToString } from '../core/decimal.ts';
@@ -213,6 +220,29 @@ function trade(chain: Chain, token: string, i: number, timestamp: number, identi
 }
 
 const FEED_START = 1_000_000_000_000;
+
+describe('clickhouse row text (rows.ts)', () => {
+  it('encodes a batch in slices to the same text as in one go, rows of one trade per identity included', async () => {
+    const rows = Array.from({ length: 1_000 }, (_, i) =>
+      trade(
+        'solana',
+        `T${i % 7}`,
+        i,
+        FEED_START + i,
+        i % 3 === 0 ? [] : [`kol${i % 5}`, `kol${i % 2}`].slice(0, i % 3),
+      ),
+    );
+    for (const format of [tradeFormat, identityTradeFormat] as RowFormat<TradeRow>[]) {
+      const whole = encodeRows(format, rows, 10, 990);
+      assert.equal(await encodeRowsInSlices(format, rows, 10, 990), whole);
+      assert.ok(whole.length > 0);
+    }
+    assert.equal(await encodeRowsInSlices(tradeFormat, rows, 5, 5), '');
+    // Rows without an identity add no identity row: still no stray comma.
+    const plain = rows.filter((r) => r.identities.length === 0);
+    assert.equal(await encodeRowsInSlices(identityTradeFormat, plain), '');
+  });
+});
 
 describe('clickhouse store (chDB)', () => {
   let store: SpotStore;
