@@ -591,9 +591,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
   /**
    * Moves idle wallets, then the holder records of wallets not in memory, to the store until
-   * `due()`; true once both passes reached their last wallet and token.
+   * `due()` (without it, the rest of both passes); true once both reached their last wallet and token.
    */
-  function parkWalletSlice(due: () => boolean): boolean {
+  function parkWalletSlice(due?: () => boolean): boolean {
     if (!walletsPassDone) {
       const { parked, done } = processor!.wallets.park(
         (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
@@ -603,7 +603,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
       if (!done) return false;
       walletsPassDone = true;
-      if (due()) return false;
+      if (due?.()) return false;
     }
     if (!processor!.parkHolders(state.processed, due).done) return false;
     walletsPassDone = false;
@@ -788,7 +788,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         await snapshotWrite;
         if (walletStore) {
           // The first call finishes a pass under way, the second goes over every wallet.
-          for (let passes = 0; passes < 2; ) if (parkWalletSlice(never)) passes++;
+          for (let passes = 0; passes < 2; ) if (parkWalletSlice()) passes++;
         }
         await snapshot(true);
         await snapshotWrite;

@@ -64,8 +64,9 @@ export interface Processor {
   parkIdle(): number;
   /**
    * Embedded: moves the holder records of wallets not in memory (parked or forgotten) to the wallet
-   * store at `version`, until `due()` says the slice is spent: the next call goes on where this one
-   * stopped. Returns how many left memory and whether the pass reached the last token.
+   * store at `version`, until `due()` says the slice is spent (at most 256 written a slice; without
+   * `due`, the whole pass): the next call goes on where this one stopped. Returns how many left
+   * memory and whether the pass reached the last token.
    */
   parkHolders(version: number, due?: () => boolean): { parked: number; done: boolean };
   swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;

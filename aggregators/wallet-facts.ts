@@ -50,8 +50,9 @@ export interface WalletFacts {
   readonly reader: WalletReader;
   /**
    * Moves wallets idle since `idleBefore(chain)` to the store at `version` (one no written snapshot
-   * names yet), until `due()` says the slice is spent: the next call goes on where this one stopped.
-   * Returns how many left memory and whether the pass reached the last wallet (none without a store).
+   * names yet), until `due()` says the slice is spent (at most 128 written a slice; without `due`,
+   * the whole pass): the next call goes on where this one stopped. Returns how many left memory and
+   * whether the pass reached the last wallet (none without a store).
    */
   park(idleBefore: (chain: string) => number, version: number, due?: () => boolean): { parked: number; done: boolean };
 }
@@ -80,7 +81,6 @@ function unpinned(w: WalletState): boolean {
 const WALLET_ROWS_PER_SLICE = 128;
 
 const NONE: ReadonlySet<string> = new Set();
-const never = () => false;
 
 /** Per wallets map, what must see a wallet's key before a read hands the wallet out (a snapshot capture). */
 const walletReadHooks = new WeakMap<Map<string, WalletState>, (key: string) => void>();
@@ -178,7 +178,7 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
       return forgotten + store.forget(chain, idleBefore);
     },
 
-    park(idleBefore, version, due = never) {
+    park(idleBefore, version, due) {
       if (!store) return { parked: 0, done: true };
       const rows: ParkedWalletRow[] = [];
       const leaving: string[] = [];
@@ -187,9 +187,9 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
       pass ??= wallets.entries();
       let done = false;
       // The rows are written after the slice's scan: at most so many, so the write fits the slice.
-      const most = due === never ? Number.POSITIVE_INFINITY : WALLET_ROWS_PER_SLICE;
+      const most = due ? WALLET_ROWS_PER_SLICE : Number.POSITIVE_INFINITY;
       for (let scanned = 1; rows.length < most; scanned++) {
-        if ((scanned & 63) === 0 && due()) break;
+        if (due && (scanned & 63) === 0 && due()) break;
         const next = pass.next();
         if (next.done) {
           pass = null;
