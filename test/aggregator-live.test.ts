@@ -156,6 +156,44 @@ describe('aggregator live backlog', function () {
   });
 });
 
+describe('aggregator catch-up', function () {
+  this.timeout(60_000);
+  const env = liveEnv('spot-agg-catch-up-');
+
+  it('publishes the trades of a long backlog in pieces too, not one per maxBatch', async () => {
+    const { ctx, store, base } = await env.open();
+    await base.ensureTopics([]);
+    const scenario = makeScenario(5, 1500);
+    const total = scenario.swaps.length + scenario.events.length;
+    assert.ok(total > 2000 && total < 5000, `a long backlog within one maxBatch (${total} messages)`);
+    let aggregator: ReturnType<typeof createAggregator> | null = null;
+    const tradeProduces: number[] = [];
+    const log: EventLog = {
+      ...base,
+      async produce(topic, messages) {
+        if (topic === TOPICS.trades.name) tradeProduces.push(aggregator!.processed());
+        await base.produce(topic, messages);
+      },
+    };
+    // Every 32 messages is overdue: a flush per 32 messages once a trade is pending.
+    aggregator = createAggregator(ctx, { log, store, name: 'catch-up', catchUpTradesEveryMs: 0 });
+    await aggregator.start();
+    try {
+      await produceScenario(base, scenario);
+      await aggregator.drain();
+      assert.equal(aggregator.processed(), total);
+      assert.ok(tradeProduces.length >= 20, `trades went out in pieces (${tradeProduces.length} produce calls)`);
+      assert.ok(
+        tradeProduces[0]! <= total / 10,
+        `the first trades went out after ${tradeProduces[0]} of ${total} messages`,
+      );
+    } finally {
+      await aggregator.stop();
+      await base.close();
+    }
+  });
+});
+
 describe('aggregator merge buffer', function () {
   this.timeout(60_000);
   const env = liveEnv('spot-agg-gate-');
