@@ -8,6 +8,7 @@ import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import { benchCommand, SCENARIOS } from '../bench/run.ts';
+import type { MachineShare } from '../bench/lib/machine-cpu.ts';
 import type { BenchReport } from '../bench/report.ts';
 import { kcatAvailable } from './helpers/kafka-mock.ts';
 
@@ -76,6 +77,21 @@ describe('bench harness (spot bench --quick)', function () {
     const rest = byName.get('rest')!;
     assert.equal(rest.measurements.length, 6, 'Koa baseline and five endpoints');
     for (const m of rest.measurements) assert.equal(m.extra?.non2xx, 0, `${m.subject} answered 2xx`);
+  });
+
+  it("records the machine's CPU beside the soak: the run and each frame window", function () {
+    if (!fs.existsSync('/proc/stat')) this.skip();
+    const soak = report.scenarios.find((s) => s.scenario === 'soak')!;
+    const evidence = soak.evidence as {
+      machine: MachineShare | null;
+      frameWindows: Array<{ machine: MachineShare | null }>;
+    };
+    assert.ok(evidence.frameWindows.length > 0, 'the quick soak has frame windows');
+    for (const share of [evidence.machine, ...evidence.frameWindows.map((w) => w.machine)]) {
+      assert.ok(share, 'read from /proc/stat');
+      for (const value of [share.busy, share.steal, share.iowait]) assert.ok(value >= 0 && value <= 1, `${value}`);
+      assert.ok(share.busy > 0, 'a soak keeps the cores busy');
+    }
   });
 
   it('writes the markdown table', () => {

@@ -16,6 +16,7 @@ import { createEmbeddedLog, embeddedLogPath } from '../../core/eventlog/index.ts
 import { TOPICS } from '../../core/topics.ts';
 import { startClients, type Clients } from '../lib/clients.ts';
 import { check, epochNow, runScenarioMain, sleep, type Measurement, type TargetCheck } from '../lib/scenario.ts';
+import { machineShare, machineTicks, type MachineShare } from '../lib/machine-cpu.ts';
 import { coreShare, startSpot, type ProcessSample } from '../lib/spot-process.ts';
 import { round, summarize } from '../lib/stats.ts';
 
@@ -222,6 +223,7 @@ runScenarioMain<Params>(
         Number((await spot.query<{ n: string }>('SELECT count() AS n FROM spot.trades'))[0]?.n ?? 0);
       const threadsFrom = spot.threadCpu();
       const measureFrom = spot.sample();
+      const machineFrom = machineTicks();
       // The simulator's chain node runs in a child process (the chain, not the service): measured apart.
       const nodeFrom = spot.simulatorNodeSample();
       let nodeRssPeak = nodeFrom?.rssBytes ?? 0;
@@ -244,6 +246,8 @@ runScenarioMain<Params>(
         /** Event-loop delay p99 of this bench process (the stamps) and the worst subscriber process. */
         benchLoopP99: number;
         subscriberLoopP99: number;
+        /** Every core of the machine over the window: busy (any process), stolen by the host, waiting on I/O. */
+        machine: MachineShare | null;
       }> = [];
       const rssByMinute: Record<string, number> = {};
       const endAt = epochNow() + params.durationSeconds * 1000;
@@ -270,9 +274,11 @@ runScenarioMain<Params>(
           blockSizes.clear();
           benchLoop.reset();
           benchLoop.enable();
+          const windowMachineFrom = machineTicks();
           stamping = true;
           await sleep(params.frameWindowSeconds * 1000);
           stamping = false;
+          const windowMachine = machineShare(windowMachineFrom, machineTicks());
           await sleep(1000); // the window's last frames and trades arrive
           benchLoop.disable();
           const sentSwaps = [...swapSeenAt.entries()];
@@ -311,6 +317,7 @@ runScenarioMain<Params>(
             tradeToFrameP99: round(summarize(windowTradeToFrame).p99),
             benchLoopP99: round(benchLoop.percentile(99) / 1e6),
             subscriberLoopP99: round(subscriberLoopP99),
+            machine: windowMachine,
           });
           append(frameLatencies, window);
           append(swapToTrade, windowSwapToTrade);
@@ -318,6 +325,7 @@ runScenarioMain<Params>(
         }
       }
       const measureTo = samples[samples.length - 1]!;
+      const machine = machineShare(machineFrom, machineTicks());
       const seconds = (measureTo.at - measureFrom.at) / 1000;
       // Share of a core per thread name over the measured span (threads that ended are not counted).
       const threadShare: Record<string, number> = {};
@@ -507,6 +515,7 @@ runScenarioMain<Params>(
           servingLoop: spot.servingLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           mainLoop: spot.mainLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           frameWindows,
+          machine,
           shutdown: { ...stopped, partsMs: spot.stopTimes() },
           lastMinute: lastMinute ?? null,
         },
