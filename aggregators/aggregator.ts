@@ -54,11 +54,7 @@ export interface AggregatorOptions {
   viewsSliceMs?: number;
   /** Publishing trades: longest processing (a backlog) runs before its trades are published, ms (default 4). */
   tradesEveryMs?: number;
-  /**
-   * Publishing trades while catching up (more than a short backlog): the same bound, ms (default 25).
-   * Without it a catch-up flushed every maxBatch messages, and a 0.4 s stall at 2,000 swaps/s
-   * made the next turns catch-ups of up to half a second each.
-   */
+  /** The same bound while catching up (more than a short backlog), ms (default 25). */
   catchUpTradesEveryMs?: number;
   /** Snapshot after this many messages (default 200000) or this much wall time (default 30 s). */
   snapshotEveryMessages?: number;
@@ -96,7 +92,7 @@ export interface Aggregator {
 }
 
 const INPUTS = [TOPICS.tokenEvents.name, TOPICS.swaps.name];
-/** Unprocessed input messages up to which the aggregator counts as live (tradesEveryMs applies, else catchUpTradesEveryMs). */
+/** Unprocessed input messages up to which the aggregator counts as live (tradesEveryMs, not catchUpTradesEveryMs). */
 const LIVE_BACKLOG = 2000;
 
 /** The tokens whose views one pass builds (taken when it began), and its messages so far. */
@@ -139,12 +135,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   // Pipelined: each processed batch is published at once and its rows are written to the store
   // behind it; snapshots wait until the store acknowledged everything they cover.
   const perFlush = maxBatch;
-  // A backlog goes out in pieces: its first trades do not wait for all of it. Live (a short one,
-  // a stall) every 4 ms of processing; catching up every 25 ms, or perFlush messages (each flush
-  // costs a produce).
-  const tradesEveryMs = publish && publishTrades ? (options.tradesEveryMs ?? 4) : Number.POSITIVE_INFINITY;
-  const catchUpTradesEveryMs =
-    publish && publishTrades ? (options.catchUpTradesEveryMs ?? 25) : Number.POSITIVE_INFINITY;
+  // A backlog's first trades do not wait for all of it: live (a short one, a stall) they go out
+  // every 4 ms of processing; catching up every 25 ms, fewer flushes as each costs a produce.
+  const publishing = publish && publishTrades;
+  const tradesEveryMs = publishing ? (options.tradesEveryMs ?? 4) : Number.POSITIVE_INFINITY;
+  const catchUpTradesEveryMs = publishing ? (options.catchUpTradesEveryMs ?? 25) : Number.POSITIVE_INFINITY;
   const viewsEveryMs = options.viewsEveryMs ?? 100;
   const logger = ctx.logger.child({ component: 'aggregator', name });
   const file = snapshotPath(ctx, name);
@@ -160,8 +155,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   let pendingCount = 0;
   /** When the first pending message was processed (performance.now()). */
   let pendingSince = 0;
-  /** Input messages not yet processed, as of the last refreshEnds(). */
-  let backlog = 0;
+  /** Processing after which pending trades are due: tradesEveryMs or catchUpTradesEveryMs, by the backlog at the last refreshEnds(). */
+  let tradesDueMs = tradesEveryMs;
   /** Tokens whose views (token object; open candles when traded) are not yet published. */
   let viewsChanged = new Set<string>();
   let viewsTraded = new Set<string>();
@@ -218,7 +213,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         behind += Math.max(0, end - (state.offsets[`${topic}:${partition}`] ?? 0));
       }
     }
-    backlog = behind;
+    tradesDueMs = behind <= LIVE_BACKLOG ? tradesEveryMs : catchUpTradesEveryMs;
   }
 
   function parse(batch: Batch): MergeItem<RawSwap | TokenEvent>[] {
@@ -256,13 +251,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     return items;
   }
 
-  /**
-   * True once the pending messages' trades have waited for more processing tradesEveryMs (live: a
-   * short backlog) or catchUpTradesEveryMs (catching up).
-   */
-  const overdue = () =>
-    pendingCount > 0 &&
-    performance.now() - pendingSince >= (backlog <= LIVE_BACKLOG ? tradesEveryMs : catchUpTradesEveryMs);
+  /** True once the pending messages' trades have waited tradesDueMs for more processing. */
+  const overdue = () => pendingCount > 0 && performance.now() - pendingSince >= tradesDueMs;
 
   /**
    * Processes what the merge allows until perFlush messages are pending or their trades are

@@ -12,7 +12,7 @@ import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import { TOPICS, type PricedTradeMessage } from '../core/topics.ts';
 import { createStore } from '../clickhouse/store.ts';
-import { createAggregator } from '../aggregators/aggregator.ts';
+import { createAggregator, type AggregatorOptions } from '../aggregators/aggregator.ts';
 import { sharedChdb } from './helpers/chdb.ts';
 import { makeScenario, produceScenario } from './fixtures/aggregator-scenario.ts';
 import { latestPerKey } from './fixtures/aggregator-dump.ts';
@@ -121,38 +121,49 @@ describe('aggregator live scheduling', function () {
   });
 });
 
+/**
+ * Lands a whole scenario of `steps` on an idle aggregator at once and records, for every produce
+ * of trades, how many messages it had processed by then.
+ */
+async function backlogAtOnce(
+  env: ReturnType<typeof liveEnv>,
+  steps: number,
+  options: Pick<AggregatorOptions, 'tradesEveryMs' | 'catchUpTradesEveryMs'>,
+): Promise<{ total: number; processed: number; tradeProduces: number[] }> {
+  const { ctx, store, base } = await env.open();
+  await base.ensureTopics([]);
+  const scenario = makeScenario(5, steps);
+  let aggregator: ReturnType<typeof createAggregator> | null = null;
+  const tradeProduces: number[] = [];
+  const log: EventLog = {
+    ...base,
+    async produce(topic, messages) {
+      if (topic === TOPICS.trades.name) tradeProduces.push(aggregator!.processed());
+      await base.produce(topic, messages);
+    },
+  };
+  aggregator = createAggregator(ctx, { log, store, name: 'backlog', ...options });
+  await aggregator.start();
+  try {
+    await produceScenario(base, scenario);
+    await aggregator.drain();
+    return { total: scenario.swaps.length + scenario.events.length, processed: aggregator.processed(), tradeProduces };
+  } finally {
+    await aggregator.stop();
+    await base.close();
+  }
+}
+
 describe('aggregator live backlog', function () {
   this.timeout(60_000);
   const env = liveEnv('spot-agg-backlog-');
 
   it('publishes the first trades of a short backlog before all of it is processed', async () => {
-    const { ctx, store, base } = await env.open();
-    await base.ensureTopics([]);
-    const scenario = makeScenario(5, 500);
-    const total = scenario.swaps.length + scenario.events.length;
+    const { total, processed, tradeProduces } = await backlogAtOnce(env, 500, { tradesEveryMs: 0 });
     assert.ok(total <= 2000, `a short backlog (${total} messages)`);
-    let aggregator: ReturnType<typeof createAggregator> | null = null;
-    const tradeProduces: number[] = [];
-    const log: EventLog = {
-      ...base,
-      async produce(topic, messages) {
-        if (topic === TOPICS.trades.name) tradeProduces.push(aggregator!.processed());
-        await base.produce(topic, messages);
-      },
-    };
-    aggregator = createAggregator(ctx, { log, store, name: 'backlog', tradesEveryMs: 0 });
-    await aggregator.start();
-    try {
-      // The whole backlog lands at once while the aggregator is idle and live.
-      await produceScenario(base, scenario);
-      await aggregator.drain();
-      assert.equal(aggregator.processed(), total);
-      assert.ok(tradeProduces.length >= 2, `trades went out in pieces (${tradeProduces.length} produce calls)`);
-      assert.ok(tradeProduces[0]! < total, 'the first trades were published before the backlog was processed');
-    } finally {
-      await aggregator.stop();
-      await base.close();
-    }
+    assert.equal(processed, total);
+    assert.ok(tradeProduces.length >= 2, `trades went out in pieces (${tradeProduces.length} produce calls)`);
+    assert.ok(tradeProduces[0]! < total, 'the first trades were published before the backlog was processed');
   });
 });
 
@@ -161,36 +172,15 @@ describe('aggregator catch-up', function () {
   const env = liveEnv('spot-agg-catch-up-');
 
   it('publishes the trades of a long backlog in pieces too, not one per maxBatch', async () => {
-    const { ctx, store, base } = await env.open();
-    await base.ensureTopics([]);
-    const scenario = makeScenario(5, 1500);
-    const total = scenario.swaps.length + scenario.events.length;
-    assert.ok(total > 2000 && total < 5000, `a long backlog within one maxBatch (${total} messages)`);
-    let aggregator: ReturnType<typeof createAggregator> | null = null;
-    const tradeProduces: number[] = [];
-    const log: EventLog = {
-      ...base,
-      async produce(topic, messages) {
-        if (topic === TOPICS.trades.name) tradeProduces.push(aggregator!.processed());
-        await base.produce(topic, messages);
-      },
-    };
     // Every 32 messages is overdue: a flush per 32 messages once a trade is pending.
-    aggregator = createAggregator(ctx, { log, store, name: 'catch-up', catchUpTradesEveryMs: 0 });
-    await aggregator.start();
-    try {
-      await produceScenario(base, scenario);
-      await aggregator.drain();
-      assert.equal(aggregator.processed(), total);
-      assert.ok(tradeProduces.length >= 20, `trades went out in pieces (${tradeProduces.length} produce calls)`);
-      assert.ok(
-        tradeProduces[0]! <= total / 10,
-        `the first trades went out after ${tradeProduces[0]} of ${total} messages`,
-      );
-    } finally {
-      await aggregator.stop();
-      await base.close();
-    }
+    const { total, processed, tradeProduces } = await backlogAtOnce(env, 1500, { catchUpTradesEveryMs: 0 });
+    assert.ok(total > 2000 && total < 5000, `a long backlog within one maxBatch (${total} messages)`);
+    assert.equal(processed, total);
+    assert.ok(tradeProduces.length >= 20, `trades went out in pieces (${tradeProduces.length} produce calls)`);
+    assert.ok(
+      tradeProduces[0]! <= total / 10,
+      `the first trades went out after ${tradeProduces[0]} of ${total} messages`,
+    );
   });
 });
 

@@ -27,17 +27,22 @@ export function machineTicks(): MachineTicks | null {
   } catch {
     return null;
   }
-  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
-  const [name, ...fields] = line.trim().split(/\s+/);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.slice(0, 8).map(Number);
-  if (
-    name !== 'cpu' ||
-    steal === undefined ||
-    [user, nice, system, idle, iowait, irq, softirq].some((v) => v === undefined)
-  )
-    return null;
-  const busy = user! + nice! + system! + irq! + softirq!;
-  return { total: busy + idle! + iowait! + steal, busy, steal, iowait: iowait! };
+  // cpu user nice system idle iowait irq softirq steal (guest time is counted in user already).
+  const [name, ...rest] = line.trim().split(/\s+/);
+  const ticks = rest.slice(0, 8).map(Number);
+  if (name !== 'cpu' || ticks.length < 8 || !ticks.every(Number.isFinite)) return null;
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = ticks as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const busy = user + nice + system + irq + softirq;
+  return { total: busy + idle + iowait + steal, busy, steal, iowait };
 }
 
 export function machineShare(from: MachineTicks | null, to: MachineTicks | null): MachineShare | null {
