@@ -10,7 +10,24 @@ import { createLogger } from '../core/logger.ts';
 import { benchCommand, SCENARIOS } from '../bench/run.ts';
 import type { MachineShare } from '../bench/lib/machine-cpu.ts';
 import type { BenchReport } from '../bench/report.ts';
+import { slope } from '../bench/lib/stats.ts';
 import { kcatAvailable } from './helpers/kafka-mock.ts';
+
+describe('bench stats: slope', () => {
+  it('fits a line through noise that alternates around it, and needs two distinct x', () => {
+    const points = Array.from({ length: 101 }, (_, i) => [i, 1000 + 0.5 * i + (i % 2 === 0 ? 60 : -60)] as const);
+    assert.ok(Math.abs(slope(points) - 0.5) < 0.02, `${slope(points)}`);
+    assert.ok(Number.isNaN(slope([[1, 2]])));
+    assert.ok(
+      Number.isNaN(
+        slope([
+          [1, 2],
+          [1, 5],
+        ]),
+      ),
+    );
+  });
+});
 
 describe('bench harness (spot bench --quick)', function () {
   this.timeout(300_000); // soak and idle each start a spot up child
@@ -92,6 +109,17 @@ describe('bench harness (spot bench --quick)', function () {
       for (const value of [share.busy, share.steal, share.iowait]) assert.ok(value >= 0 && value <= 1, `${value}`);
       assert.ok(share.busy > 0, 'a soak keeps the cores busy');
     }
+  });
+
+  it('fits the RSS growth line once the soak runs past its start, and checks it; idle runs too short', () => {
+    const soak = report.scenarios.find((s) => s.scenario === 'soak')!;
+    const growth = soak.measurements.find((m) => m.metric === 'rssGrowth');
+    assert.ok(growth, 'the quick soak goes past growthFromSeconds by growthMinSpanSeconds');
+    assert.equal(growth.unit, 'MB/h');
+    assert.ok((growth.extra?.samples as number) >= 3, 'a line through the 1 s samples');
+    assert.ok(soak.targets.some((t) => t.metric === 'rssGrowth' && t.actual === growth.value));
+    const idle = report.scenarios.find((s) => s.scenario === 'idle')!;
+    assert.ok(!idle.measurements.some((m) => m.metric === 'rssGrowth'), 'no figure without the span');
   });
 
   it('writes the markdown table', () => {

@@ -37,3 +37,24 @@ export const round = (value: number, digits = 2) => {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 };
+
+/** Least-squares slope of y over x (y units per x unit); NaN with fewer than two distinct x. */
+export function slope(points: ReadonlyArray<readonly [number, number]>): number {
+  const n = points.length;
+  if (n < 2) return Number.NaN;
+  let sx = 0;
+  let sy = 0;
+  for (const [x, y] of points) {
+    sx += x;
+    sy += y;
+  }
+  const mx = sx / n;
+  const my = sy / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (const [x, y] of points) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) ** 2;
+  }
+  return sxx > 0 ? sxy / sxx : Number.NaN;
+}

@@ -18,7 +18,7 @@ import { startClients, type Clients } from '../lib/clients.ts';
 import { check, epochNow, runScenarioMain, sleep, type Measurement, type TargetCheck } from '../lib/scenario.ts';
 import { machineShare, machineTicks, type MachineShare } from '../lib/machine-cpu.ts';
 import { coreShare, startSpot, type ProcessSample } from '../lib/spot-process.ts';
-import { round, summarize } from '../lib/stats.ts';
+import { round, slope, summarize } from '../lib/stats.ts';
 
 interface Params {
   inputFile: string;
@@ -38,6 +38,13 @@ interface Params {
   targetRestP99Ms: number;
   targetFrameP99Ms: number;
   targetIdleShare: number;
+  /**
+   * RSS growth is measured from this many seconds after start-up (the first hour: the live state
+   * is built by then), when the run goes on for at least growthMinSpanSeconds past it.
+   */
+  growthFromSeconds: number;
+  growthMinSpanSeconds: number;
+  targetGrowthMBPerHour: number;
 }
 
 /** Connections the edge accepts per key (stream-edge DEFAULT_MAX_CONNECTIONS_PER_KEY). */
@@ -149,6 +156,9 @@ runScenarioMain<Params>(
     targetRestP99Ms: 5,
     targetFrameP99Ms: 10,
     targetIdleShare: 0.1,
+    growthFromSeconds: 3600,
+    growthMinSpanSeconds: 600,
+    targetGrowthMBPerHour: 50,
   },
   async ({ ctx, dir }, params) => {
     const soak = params.mode === 'soak';
@@ -343,6 +353,15 @@ runScenarioMain<Params>(
       const stopped = await spot.stop();
 
       const cpu = coreShare(measureFrom, measureTo);
+      // A least-squares line through every 1 s sample: single samples differ by up to ~120 MiB
+      // (young generations, GC), a line over tens of minutes does not.
+      const growthFrom = startedAt + params.growthFromSeconds * 1000;
+      const growthSamples = samples.filter((s) => s.at >= growthFrom);
+      const growthSpanMs = growthSamples.length > 1 ? growthSamples[growthSamples.length - 1]!.at - growthFrom : 0;
+      const growthMBPerHour =
+        growthSpanMs >= params.growthMinSpanSeconds * 1000
+          ? slope(growthSamples.map((s) => [(s.at - growthFrom) / 3_600_000, s.rssBytes / 1e6] as const))
+          : null;
       const restSummary = summarize(restLatencies);
       const frameSummary = summarize(frameLatencies);
       const swapToTradeSummary = summarize(swapToTrade);
@@ -365,6 +384,17 @@ runScenarioMain<Params>(
           unit: 'MiB',
           extra: { ...rssByMinute, peak: mib(rssPeak) },
         },
+        ...(growthMBPerHour === null
+          ? []
+          : [
+              {
+                subject: `RSS growth from ${round(params.growthFromSeconds / 60, 1)} min to the end (least-squares line)`,
+                metric: 'rssGrowth',
+                value: round(growthMBPerHour, 1),
+                unit: 'MB/h',
+                extra: { minutes: round(growthSpanMs / 60_000, 1), samples: growthSamples.length },
+              },
+            ]),
         ...(nodeFrom && nodeTo
           ? [
               {
@@ -491,6 +521,17 @@ runScenarioMain<Params>(
           ),
         );
       }
+      if (growthMBPerHour !== null)
+        targets.push(
+          check(
+            `RSS growth after ${round(params.growthFromSeconds / 60, 1)} min <= ${params.targetGrowthMBPerHour} MB/h`,
+            'rssGrowth',
+            '<=',
+            params.targetGrowthMBPerHour,
+            round(growthMBPerHour, 1),
+            'MB/h',
+          ),
+        );
       targets.push(
         check('SIGTERM under load exits within 10 s', 'shutdownMs', '<=', 10_000, round(stopped.ms, 0), 'ms'),
       );
