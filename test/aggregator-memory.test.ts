@@ -14,7 +14,7 @@ import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
-import { RECENT_IDS_CAP } from '../aggregators/dedupe.ts';
+import { FORGET_EVERY, RECENT_IDS_CAP } from '../aggregators/dedupe.ts';
 import { createProcessor } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
 import { WALLET_PARK_IDLE_MS, walletKey } from '../aggregators/wallet-facts.ts';
@@ -104,7 +104,7 @@ describe('aggregator memory', function () {
     const busyToken = buildToken(busyState, state.wallets);
     assert.equal(busyToken.totals.trades, 1_000_000);
     assert.equal(busyToken.stats['24h'].buyCount + busyToken.stats['24h'].sellCount, 1_000_000);
-    assert.ok(busyState.recentIds.size <= RECENT_IDS_CAP);
+    assert.ok(busyState.recentIds.size <= RECENT_IDS_CAP + FORGET_EVERY);
     const quietBytes = v8.serialize(quietState).length;
     const busyBytes = v8.serialize(busyState).length;
     assert.ok(busyBytes < quietBytes * 1.1, `1M trades: ${busyBytes} B; 100k trades: ${quietBytes} B`);

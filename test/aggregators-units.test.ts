@@ -43,6 +43,14 @@ import { buildToken } from '../aggregators/view.ts';
 import { createSinkWriter } from '../aggregators/sink-writer.ts';
 import type { SpotStore, TradeRow } from '../clickhouse/types.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
+import {
+  DEDUPE_HORIZON_MS,
+  FORGET_EVERY,
+  forgetOldIds,
+  RECENT_IDS_CAP,
+  RECENT_IDS_FLOOR,
+  seenBefore,
+} from '../aggregators/dedupe.ts';
 import { bruteStats } from './fixtures/aggregator-brute.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
@@ -467,6 +475,52 @@ describe('aggregator trades', () => {
         [],
       ],
     );
+  });
+});
+
+describe('aggregator dedupe of redelivered swaps', () => {
+  /** Trades `gapMs` of event time apart; after each, every id the contract promises must be held. */
+  function run(count: number, gapMs: number) {
+    const ids = new Map<string, number>();
+    const times: number[] = [];
+    let maxSize = 0;
+    for (let i = 0; i < count; i++) {
+      const time = i * gapMs;
+      assert.equal(seenBefore(ids, `id${i}`, time), false);
+      times.push(time);
+      forgetOldIds(ids, time);
+      maxSize = Math.max(maxSize, ids.size);
+      // Promised: the last RECENT_IDS_FLOOR ids, and those among the last RECENT_IDS_CAP within the
+      // horizon (checked after every 7th trade: the walk is up to RECENT_IDS_CAP long).
+      if (i % 7 !== 0) continue;
+      for (let back = 0; back < Math.min(i + 1, RECENT_IDS_CAP); back++) {
+        const j = i - back;
+        if (back >= RECENT_IDS_FLOOR && times[j]! <= time - DEDUPE_HORIZON_MS) break;
+        assert.ok(ids.has(`id${j}`), `id${j} forgotten after trade ${i}`);
+      }
+    }
+    return { ids, maxSize };
+  }
+
+  it('keeps every promised id of a busy token, within RECENT_IDS_CAP + FORGET_EVERY', () => {
+    const { ids, maxSize } = run(RECENT_IDS_CAP * 3, 10);
+    assert.ok(maxSize <= RECENT_IDS_CAP + FORGET_EVERY, `${maxSize}`);
+    assert.ok(ids.size >= RECENT_IDS_CAP);
+    assert.equal(seenBefore(ids, `id${RECENT_IDS_CAP * 3 - 1}`, 0), true, 'the newest is a redelivery');
+  });
+
+  it('forgets past the horizon at every trade while a token holds few ids', () => {
+    // One trade a minute: 10 in the horizon, and the floor keeps 16.
+    const { ids, maxSize } = run(200, 60_000);
+    assert.equal(ids.size, RECENT_IDS_FLOOR);
+    assert.equal(maxSize, RECENT_IDS_FLOOR);
+  });
+
+  it('forgets past the horizon every FORGET_EVERY trades on a token with more ids than that', () => {
+    // 100 trades in the horizon: between 100 and 100 + FORGET_EVERY held.
+    const { ids, maxSize } = run(2_000, 6_000);
+    assert.ok(ids.size >= 100 && ids.size <= 100 + FORGET_EVERY, `${ids.size}`);
+    assert.ok(maxSize <= 100 + FORGET_EVERY, `${maxSize}`);
   });
 });
 
