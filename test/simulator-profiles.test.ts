@@ -19,9 +19,14 @@ function run(profile: SimProfileName, rate: number, minutes: number) {
   const types = new Map<string, number>();
   const byChain = new Map<string, number>();
   const byWallet = new Map<string, number>();
+  // Wallets made after the start (each is funded once) and those of them labelled.
+  let newWallets = 0;
+  let newLabelled = 0;
   for (let m = 1; m <= minutes; m++) {
     for (const event of market.advance(START + m * 60_000, rate)) {
       types.set(event.type, (types.get(event.type) ?? 0) + 1);
+      if (event.time > START && event.type === 'funding') newWallets++;
+      if (event.time > START && event.type === 'walletLabel') newLabelled++;
       if (event.type !== 'trade') continue;
       byChain.set(event.chain, (byChain.get(event.chain) ?? 0) + 1);
       byWallet.set(event.trader, (byWallet.get(event.trader) ?? 0) + 1);
@@ -36,6 +41,8 @@ function run(profile: SimProfileName, rate: number, minutes: number) {
     wallets: perWallet.length,
     topPercentShare: top / trades,
     medianPerWallet: perWallet[Math.floor(perWallet.length / 2)]!,
+    newWallets,
+    labelledShareOfNew: newLabelled / newWallets,
   };
 }
 
@@ -50,6 +57,12 @@ describe('simulator profiles', () => {
     );
     assert.ok(mainnet.topPercentShare > 0.2, `top 1 % of wallets trade ${mainnet.topPercentShare}`);
     assert.ok(mainnet.medianPerWallet < 30, `median wallet trades ${mainnet.medianPerWallet} times`);
+    // Label lists name a slowly growing population, not 15 % of every new address.
+    assert.ok(mainnet.newWallets > 10_000, `${mainnet.newWallets} new wallets`);
+    assert.ok(
+      mainnet.labelledShareOfNew > 0.0004 && mainnet.labelledShareOfNew < 0.004,
+      `${mainnet.labelledShareOfNew} of new wallets labelled`,
+    );
   });
 
   it('default: the light market (uniform wallets, launches by chance per step)', () => {
@@ -57,6 +70,10 @@ describe('simulator profiles', () => {
     assert.ok(light.topPercentShare < 0.1, `top 1 % of wallets trade ${light.topPercentShare}`);
     assert.ok(light.wallets < 5000, `${light.wallets} wallets`);
     assert.ok(light.share('solana') > 0.4 && light.share('solana') < 0.5, `solana ${light.share('solana')}`);
+    assert.ok(
+      light.labelledShareOfNew > 0.08 && light.labelledShareOfNew < 0.25,
+      `${light.labelledShareOfNew} of new wallets labelled`,
+    );
   });
 
   it('keeps a chain trading between maxActiveTokens and a tenth more: past it the coldest stop, down to it', () => {

@@ -273,13 +273,13 @@ export function createMarket(options: MarketOptions): Market {
     return `${state.profile.chain}/${kind}/${state.txCounter++}`;
   }
 
-  function createWallet(state: ChainState, time: number, index: number): Wallet {
+  function createWallet(state: ChainState, time: number, index: number, labelScale = 1): Wallet {
     const { random, profile } = state;
     const labels: string[] = [];
-    if (random.chance(0.04)) labels.push('kol');
-    if (random.chance(0.06)) labels.push('fomoscan');
-    if (random.chance(0.05)) labels.push('pro_trader');
-    if (random.chance(0.01)) labels.push('phishing');
+    if (random.chance(0.04 * labelScale)) labels.push('kol');
+    if (random.chance(0.06 * labelScale)) labels.push('fomoscan');
+    if (random.chance(0.05 * labelScale)) labels.push('pro_trader');
+    if (random.chance(0.01 * labelScale)) labels.push('phishing');
     const wallet = { address: options.addresses.wallet(profile.chain, `w${index}-${state.txCounter}`), labels };
     state.wallets.push(wallet);
     const activity = sim.wallets.activity;
@@ -354,7 +354,7 @@ export function createMarket(options: MarketOptions): Market {
     const id = state.tokenCounter++;
     const name = `${random.pick(NAMES)} ${random.pick(SUFFIXES)}`;
     const symbol = name.replace(/[^A-Z]/g, '') + (id % 100);
-    const creator = createWallet(state, time - 1, 100_000 + id).address;
+    const creator = createWallet(state, time - 1, 100_000 + id, sim.wallets.newLabelScale).address;
     const address = options.addresses.token(profile.chain, `${launchpad}/${id}`);
     const { frenzy, halfLifeMs } = sim.lifetime(random);
     const launchPool = options.addresses.launchPool(profile.chain, launchpad, address, `${launchpad}/${id}`);
@@ -522,7 +522,7 @@ export function createMarket(options: MarketOptions): Market {
     const launchChance = launchChanceOf(sim, state.profile.chain, chainRate);
     if (random.chance(launchChance) || state.tokens.length < 5) return launch(state, time);
     if (random.chance(sim.wallets.newChance)) {
-      createWallet(state, time, state.wallets.length);
+      createWallet(state, time, state.wallets.length, sim.wallets.newLabelScale);
       return;
     }
     if (time - state.hotAt > 10_000 || state.hot.length === 0) refreshHot(state, time);
