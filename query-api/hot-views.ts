@@ -79,6 +79,11 @@ export interface HotViewsOptions {
  * discovery board moments before is still answered here, not through the ingest thread.
  */
 export const IDLE_GRACE_MS = 5 * 60_000;
+/**
+ * A token's trades ring goes once its newest trade is this old: most tokens die within minutes of
+ * launch, and their first pages are the store's like any older page, instead of 24 h of rings.
+ */
+export const RING_IDLE_MS = 60 * 60_000;
 const UNPACKED_CANDLES = 256;
 /** A token version not replaced for this long is deflated (token-pack.ts). */
 const PLAIN_MS = 2_000;
@@ -260,9 +265,10 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       discovery.remove(entry);
       packer.drop(entry);
     }
+    const ringCutoff = now() - RING_IDLE_MS;
     for (const [key, ring] of tokenRings) {
       const last = ring.items[ring.items.length - 1];
-      if (last && last.timestamp >= cutoff) break;
+      if (last && last.timestamp >= ringCutoff) break;
       tokenRings.delete(key);
     }
     for (const [key, { seenAt }] of candles) {

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { createStore } from '../clickhouse/store.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { Token } from '../core/schemas.ts';
-import { IDLE_GRACE_MS, createHotViews, type HotViews } from '../query-api/hot-views.ts';
+import { IDLE_GRACE_MS, RING_IDLE_MS, createHotViews, type HotViews } from '../query-api/hot-views.ts';
 import { sharedChdb } from './helpers/chdb.ts';
-import { makeToken, solanaAddress } from './query-api-env.ts';
+import { makeToken, makeTrade, solanaAddress } from './query-api-env.ts';
 
 const DAY = 24 * 3600_000;
 const SWEEP_MS = 20;
@@ -69,5 +69,25 @@ describe('query API: hot views of a token going idle', () => {
     await sleep(SWEEP_MS * 5);
     assert.equal(held(leaving), undefined);
     assert.equal(held(active)?.name, 'Active');
+  });
+
+  it("drops a token's trades ring an hour after its newest trade; the token stays", async () => {
+    const quiet = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Quiet', updatedAt: clock });
+    const busy = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Busy', updatedAt: clock });
+    views.applyToken(quiet);
+    views.applyToken(busy);
+    const trade = (token: Token, at: number, i: number) =>
+      views.applyTrade({ trade: makeTrade(token, at, i), identities: [], pool: 'pool', dex: 'pumpfun' });
+    trade(quiet, clock - 1000, 0);
+    trade(busy, clock - 1000, 0);
+    clock += RING_IDLE_MS - 60_000;
+    trade(busy, clock, 1);
+    await sleep(SWEEP_MS * 5);
+    assert.equal(views.tokenTrades('solana', quiet.address, 1)?.length, 1, 'kept within the hour');
+    clock += 120_000;
+    await sleep(SWEEP_MS * 5);
+    assert.equal(views.tokenTrades('solana', quiet.address, 1), null, "its pages are the store's");
+    assert.equal(views.tokenTrades('solana', busy.address, 2)?.length, 2);
+    assert.equal(held(quiet)?.name, 'Quiet', 'the token itself stays for 24 h');
   });
 });
