@@ -217,18 +217,22 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
   function applyTrade(message: PricedTradeMessage): void {
     const trade = message.trade;
-    const item = tradeItem(trade);
     const key = tokenKey(trade.chain, trade.token);
     const candleState = candles.get(key);
     if (candleState && trade.timestamp < candleState.newestOpen) candleState.generation = ++generations;
+    let item: TradeItem | undefined;
     let ring = tokenRings.get(key);
-    if (ring) tokenRings.delete(key);
-    else ring = { items: [], partial: true, ready: true };
-    tokenRings.set(key, ring);
-    insertTrade(ring, item, perToken);
+    // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
+    // the next sweep would drop it.
+    if (ring || trade.timestamp >= now() - RING_IDLE_MS) {
+      if (ring) tokenRings.delete(key);
+      else ring = { items: [], partial: true, ready: true };
+      tokenRings.set(key, ring);
+      insertTrade(ring, (item = tradeItem(trade)), perToken);
+    }
     for (const identity of new Set(message.identities)) {
       const feed = feedRings.get(`${identity}:${trade.chain}`);
-      if (feed) insertTrade(feed, item, perFeed);
+      if (feed) insertTrade(feed, (item ??= tradeItem(trade)), perFeed);
     }
   }
 

@@ -89,5 +89,10 @@ describe('query API: hot views of a token going idle', () => {
     assert.equal(views.tokenTrades('solana', quiet.address, 1), null, "its pages are the store's");
     assert.equal(views.tokenTrades('solana', busy.address, 2)?.length, 2);
     assert.equal(held(quiet)?.name, 'Quiet', 'the token itself stays for 24 h');
+    // A trade already an hour old starts no ring (history, a backfill): the sweep would drop it.
+    const history = makeToken({ chain: 'solana', address: solanaAddress(), name: 'History', updatedAt: clock });
+    views.applyToken(history);
+    trade(history, clock - RING_IDLE_MS - 1000, 0);
+    assert.equal(views.tokenTrades('solana', history.address, 1), null);
   });
 });
