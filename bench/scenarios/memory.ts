@@ -96,11 +96,18 @@ runScenarioMain<Params>(
         const copy = structuredClone(message);
         copy.trade.token = addresses[i]!;
         copy.trade.id = `${copy.trade.id}:m${i}`;
+        // A live trade: the views start no ring for one already past the ring's hour.
+        copy.trade.timestamp = now;
         views.applyTrade(copy);
       }
     }
     const afterTrade = await settle();
     if (!views.token(templates[0]!.chain, addresses[0]!)) throw new Error('hot views dropped the synthetic tokens');
+    if (
+      tradeOf.has(`${templates[0]!.chain}:${templates[0]!.address}`) &&
+      !views.tokenTrades(templates[0]!.chain, addresses[0]!, 1)
+    )
+      throw new Error('hot views kept no ring for the synthetic trades');
     await logHandle.close();
     await store.close();
 
