@@ -530,6 +530,47 @@ describe('market simulator', function () {
     }
   });
 
+  it('extends the history to the clock that moved on while it was published, at the density it ended with, so live trading starts at the clock', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-'));
+    try {
+      const batches: IngestRecords[] = [];
+      // Publishing is slow: each batch takes 20 s of wall clock, for the first two minutes.
+      let clock = START;
+      const publisher = {
+        publish: async (records: IngestRecords) => {
+          batches.push(records);
+          clock = Math.min(START + 120_000, clock + 20_000);
+        },
+      };
+      const source = createSimulatorSource(testContext(dir), {
+        publisher,
+        seed: 5,
+        rate: 2_000,
+        warmHours: 2,
+        chains: ['solana'],
+        now: () => clock,
+        historyRate: 0.5,
+        recentRate: 20,
+        historyChunkMs: 300_000,
+        tickMs: 5,
+      });
+      await source.start();
+      await source.warmedUp;
+      const warm = batches.flatMap((batch) => batch.swaps);
+      await source.stop();
+      const afterStart = warm.filter((swap) => swap.blockTime >= START);
+      // Two minutes at the recent rate (~2,400), not at the live rate (~240,000).
+      assert.ok(afterStart.length > 1_000 && afterStart.length < 5_000, `${afterStart.length} swaps after the start`);
+      assert.ok(
+        Math.max(...warm.map((swap) => swap.blockTime)) >= START + 119_000 - 1000,
+        'the history reaches the clock',
+      );
+      assert.ok((readSimulatorState(dir)?.lastEventTime ?? 0) >= START + 119_000, 'live starts at the clock');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('cuts a dense history into batches of at most historyChunkSwaps swaps (a batch is one synchronous step)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-'));
     try {

@@ -222,7 +222,8 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     const startedAt = Date.now();
     // A long history ends with an hour at live density: at 0.5 swaps/s no launch climbs its curve
     // with holders, so a fresh board would show no `graduating` token for minutes.
-    const recentFrom = historyTo - historyFrom > HOUR_MS ? historyTo - HOUR_MS : historyTo;
+    const recentFrom = historyTo - historyFrom > HOUR_MS ? historyTo - HOUR_MS : Number.POSITIVE_INFINITY;
+    const plannedTo = historyTo;
     for (let at = historyFrom; at < historyTo && !stopped; ) {
       // A chunk is generated in one synchronous step and held (node mode: as blocks) until it is
       // read, so it is bounded in swaps too: 5 minutes at 2,000 swaps/s ran the heap out.
@@ -231,6 +232,10 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       at = Math.min(historyTo, at + span, at < recentFrom ? recentFrom : historyTo);
       await publishUpTo(market, pipeline, at, at > recentFrom ? recentRate : historyRate);
       save();
+      // The clock moved on while the history was published (minutes on a mainnet warm start): that
+      // time is history too, at the density the history ended with, so live trading starts at the
+      // clock instead of a live-rate backlog that keeps the machine saturated until it is worked off.
+      if (at >= historyTo && now() - historyTo > LIVE_STEP_MS) historyTo = now();
       ctx.metrics.set('ingest.simulator.history_progress', (at - historyFrom) / (historyTo - historyFrom));
     }
     // Node mode: the history counts as published once the readers processed its last batch.
@@ -243,6 +248,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       logger.info(
         {
           hours: (historyTo - historyFrom) / HOUR_MS,
+          extendedMs: historyTo - plannedTo,
           events: ctx.metrics.get('ingest.simulator.events'),
           ms: Date.now() - startedAt,
         },
