@@ -1,9 +1,11 @@
 // Wakes consumers the moment a produce commits: in this thread directly, in the process's other
-// threads (and other log instances on the same file) through a BroadcastChannel named after the
-// file. No timers, and per topic: a consumer sleeps until one of its own topics gets an append, so
-// an idle one costs nothing while other topics are written. A topic's version moves on every
-// notify, so a consumer that read its stamp before fetching never sleeps through a commit it raced
-// with.
+// threads (and other log instances on the same file) through one BroadcastChannel per topic, named
+// after the file and the topic. No timers, and per topic: a consumer sleeps until one of its own
+// topics gets an append, so an idle one costs nothing while other topics are written, and a thread
+// that reads none of a topic is not woken by its appends at all (a channel delivers to its
+// listeners only: the ingest thread's raw swaps reach the aggregator, not the serving thread). A
+// topic's version moves on every notify, so a consumer that read its stamp before fetching never
+// sleeps through a commit it raced with.
 import { BroadcastChannel } from 'node:worker_threads';
 
 export interface Notifier {
@@ -23,7 +25,34 @@ export interface Notifier {
 export function createNotifier(channel?: string): Notifier {
   const versions = new Map<string, number>();
   const waiters = new Map<string, Set<() => void>>();
+  // One channel object per topic, for posting and, once this instance reads the topic, listening:
+  // a BroadcastChannel does not hear its own posts, other instances' objects do.
+  const channels = new Map<string, BroadcastChannel>();
+  const listened = new Set<string>();
+  const channelOf = (topic: string): BroadcastChannel => {
+    let topicChannel = channels.get(topic);
+    if (!topicChannel) {
+      topicChannel = new BroadcastChannel(`${channel}#topic:${topic}`);
+      // Listening alone must not keep a process (or worker) alive.
+      topicChannel.unref();
+      channels.set(topic, topicChannel);
+    }
+    return topicChannel;
+  };
+  // Listening starts when a topic is first stamped, before the fetch that stamp guards: a commit
+  // after the stamp is heard, one before it is seen by the fetch.
+  const listen = (topics: readonly string[]) => {
+    if (channel === undefined) return;
+    for (const topic of topics) {
+      if (listened.has(topic)) continue;
+      listened.add(topic);
+      const topicChannel = channelOf(topic);
+      topicChannel.onmessage = () => wakeLocal(topic);
+      topicChannel.unref();
+    }
+  };
   const stamp = (topics: readonly string[]) => {
+    listen(topics);
     let sum = 0;
     for (const topic of topics) sum += versions.get(topic) ?? 0;
     return sum;
@@ -35,20 +64,11 @@ export function createNotifier(channel?: string): Notifier {
     // Each waker takes itself out of every topic's set.
     for (const wake of [...woken]) wake();
   };
-  const broadcast = channel === undefined ? null : new BroadcastChannel(channel);
-  if (broadcast) {
-    broadcast.onmessage = (event) => {
-      const topic = (event as MessageEvent).data;
-      if (typeof topic === 'string') wakeLocal(topic);
-    };
-    // Listening alone must not keep a process (or worker) alive.
-    broadcast.unref();
-  }
   return {
     stamp,
     notify(topic) {
       wakeLocal(topic);
-      broadcast?.postMessage(topic);
+      if (channel !== undefined) channelOf(topic).postMessage(null);
     },
     wait(topics, seen, timeoutMs) {
       if (stamp(topics) !== seen) return Promise.resolve();
@@ -68,7 +88,8 @@ export function createNotifier(channel?: string): Notifier {
       });
     },
     close() {
-      broadcast?.close();
+      for (const topicChannel of channels.values()) topicChannel.close();
+      channels.clear();
     },
   };
 }
