@@ -106,6 +106,9 @@ export function simulatorNodeSample(parent: number): ProcessSample | null {
  */
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=32', '--max-old-space-size=2000'];
 
+/** glibc's malloc arenas as `npm start` caps them (package.json, docs/commands.md), unless the caller set them. */
+export const SERVICE_MALLOC_ARENA_MAX = process.env.MALLOC_ARENA_MAX ?? '2';
+
 /** Set by `spot bench --cpu-prof DIR`: the folder for V8 profiles of each thread of `spot up`. */
 export const SERVICE_CPU_PROF_ENV = 'SPOT_BENCH_SERVICE_CPU_PROF_DIR';
 
@@ -122,6 +125,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     cwd: REPO,
     env: {
       ...process.env,
+      MALLOC_ARENA_MAX: SERVICE_MALLOC_ARENA_MAX,
       SPOT_DATA_DIR: dataDir,
       SPOT_HTTP_PORT: String(httpPort),
       SPOT_WS_PORT: String(wsPort),
