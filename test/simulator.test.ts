@@ -566,6 +566,29 @@ describe('market simulator', function () {
         'the history reaches the clock',
       );
       assert.ok((readSimulatorState(dir)?.lastEventTime ?? 0) >= START + 119_000, 'live starts at the clock');
+
+      // A clock that moves two seconds whenever it is read: every batch, however small, finds a gap of
+      // seconds. The gap stops shrinking and the warm start ends.
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.mkdirSync(dir);
+      let slowClock = START;
+      const slow = createSimulatorSource(testContext(dir), {
+        publisher: { publish: async () => {} },
+        seed: 5,
+        rate: 0,
+        warmHours: 1,
+        chains: ['solana'],
+        now: () => (slowClock += 2_000),
+        historyRate: 0.5,
+        tickMs: 5,
+      });
+      await slow.start();
+      const warmed = await Promise.race([
+        slow.warmedUp.then(() => true),
+        new Promise((resolve) => setTimeout(() => resolve(false), 5_000)),
+      ]);
+      await slow.stop();
+      assert.ok(warmed, 'the warm start ends when the gap stops shrinking');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

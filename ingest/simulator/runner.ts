@@ -224,6 +224,7 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
     // with holders, so a fresh board would show no `graduating` token for minutes.
     const recentFrom = historyTo - historyFrom > HOUR_MS ? historyTo - HOUR_MS : Number.POSITIVE_INFINITY;
     const plannedTo = historyTo;
+    let lastGap = Number.POSITIVE_INFINITY;
     for (let at = historyFrom; at < historyTo && !stopped; ) {
       // A chunk is generated in one synchronous step and held (node mode: as blocks) until it is
       // read, so it is bounded in swaps too: 5 minutes at 2,000 swaps/s ran the heap out.
@@ -235,7 +236,13 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       // The clock moved on while the history was published (minutes on a mainnet warm start): that
       // time is history too, at the density the history ended with, so live trading starts at the
       // clock instead of a live-rate backlog that keeps the machine saturated until it is worked off.
-      if (at >= historyTo && now() - historyTo > LIVE_STEP_MS) historyTo = now();
+      // Only while the gap shrinks: each batch waits for the readers to take the one before, so a
+      // gap as long as that round trip stays that long, and the live loop takes it from there.
+      if (at >= historyTo) {
+        const gap = now() - historyTo;
+        if (gap > LIVE_STEP_MS && gap < lastGap) historyTo = now();
+        lastGap = gap;
+      }
       ctx.metrics.set('ingest.simulator.history_progress', (at - historyFrom) / (historyTo - historyFrom));
     }
     // Node mode: the history counts as published once the readers processed its last batch.
