@@ -48,6 +48,7 @@ export function createNotifier(channel?: string): Notifier {
       listened.add(topic);
       const topicChannel = channelOf(topic);
       topicChannel.onmessage = () => wakeLocal(topic);
+      // Setting onmessage refs the channel again.
       topicChannel.unref();
     }
   };

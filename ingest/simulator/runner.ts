@@ -239,8 +239,9 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
       // Only while the gap shrinks: each batch waits for the readers to take the one before, so a
       // gap as long as that round trip stays that long, and the live loop takes it from there.
       if (at >= historyTo) {
-        const gap = now() - historyTo;
-        if (gap > LIVE_STEP_MS && gap < lastGap) historyTo = now();
+        const clock = now();
+        const gap = clock - historyTo;
+        if (gap > LIVE_STEP_MS && gap < lastGap) historyTo = clock;
         lastGap = gap;
       }
       ctx.metrics.set('ingest.simulator.history_progress', (at - historyFrom) / (historyTo - historyFrom));
