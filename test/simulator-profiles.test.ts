@@ -100,4 +100,24 @@ describe('simulator profiles', () => {
     assert.ok(sizes.includes(40), 'an eviction brings the set back to 40');
     assert.ok(stopped.size > 100, `${stopped.size} tokens stopped`);
   });
+
+  it('keeps balances only of wallets that still trade: a retired wallet leaves every holder map', () => {
+    const activity = { bots: 10, botShare: 0.35, recentWindow: 100, skew: 3, max: 300 };
+    const market = createMarket({
+      seed: '13',
+      chains: ['solana'],
+      startTime: START,
+      addresses: createAddressSource('13'),
+      profile: { ...SIM_PROFILES.mainnet, wallets: { ...SIM_PROFILES.mainnet.wallets, newChance: 0.2, activity } },
+    });
+    const traders = new Set<string>();
+    for (let s = 1; s <= 300; s++)
+      for (const event of market.advance(START + s * 1000, 100)) if (event.type === 'trade') traders.add(event.trader);
+    const holders = new Set<string>();
+    for (const balances of market.holdings('solana').values())
+      for (const wallet of balances.keys()) holders.add(wallet);
+    assert.ok(traders.size > 10 * activity.max, `${traders.size} wallets traded`);
+    // The chain keeps at most max × 1.25 wallets trading; the market forgot the balances of the others.
+    assert.ok(holders.size <= activity.max * 1.25, `balances of ${holders.size} wallets kept`);
+  });
 });

@@ -213,6 +213,8 @@ export interface Market {
   advance(until: number, rate: number): SimEvent[];
   readonly now: number;
   tokens(chain: Chain): readonly SimToken[];
+  /** The balances the market keeps on a chain: token id -> wallet -> base units. */
+  holdings(chain: Chain): ReadonlyMap<number, ReadonlyMap<string, bigint>>;
 }
 
 export function createMarket(options: MarketOptions): Market {
@@ -285,7 +287,7 @@ export function createMarket(options: MarketOptions): Market {
     const activity = sim.wallets.activity;
     // The oldest wallets beyond the cap (bots excepted) never trade again: dropped in one splice a quarter at a time.
     if (activity && state.wallets.length > activity.max * 1.25)
-      state.wallets.splice(activity.bots, state.wallets.length - activity.max);
+      forgetHoldings(state, state.wallets.splice(activity.bots, state.wallets.length - activity.max));
     if (labels.length > 0)
       pending.push({
         type: 'walletLabel',
@@ -313,6 +315,16 @@ export function createMarket(options: MarketOptions): Market {
       amount,
     });
     return wallet;
+  }
+
+  /**
+   * A retired wallet's balances are never read again (only a trader's own balance is), so they go
+   * with it: the busiest tokens' holder maps otherwise grew by every wallet that ever bought them.
+   */
+  function forgetHoldings(state: ChainState, retired: readonly Wallet[]): void {
+    const gone = new Set(retired.map((wallet) => wallet.address));
+    for (const holders of state.holdings.values())
+      for (const wallet of holders.keys()) if (gone.has(wallet)) holders.delete(wallet);
   }
 
   function referenceSwap(state: ChainState, time: number): void {
@@ -555,6 +567,7 @@ export function createMarket(options: MarketOptions): Market {
       return now;
     },
     tokens: (chain) => states.get(chain)?.tokens ?? [],
+    holdings: (chain) => states.get(chain)?.holdings ?? new Map(),
     advance(until, rate) {
       const out: SimEvent[] = pending.splice(0);
       if (rate <= 0) {
