@@ -104,8 +104,10 @@ export function runScenarioMain<P extends object>(scenario: string, defaults: P,
       });
     },
     (error: unknown) => {
-      process.stderr.write(`bench scenario ${scenario} failed: ${(error as Error)?.stack ?? String(error)}\n`);
-      cleanup();
+      // The data dir stays: a failed run's logs and state are what explains it.
+      process.stderr.write(
+        `bench scenario ${scenario} failed (its data dir is kept at ${dir}): ${(error as Error)?.stack ?? String(error)}\n`,
+      );
       process.exit(1);
     },
   );

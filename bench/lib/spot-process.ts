@@ -121,6 +121,8 @@ function serviceNodeArgs(): string[] {
 export async function startSpot(dataDir: string, env: Record<string, string>): Promise<SpotProcess> {
   const [httpPort, wsPort, sqlPort] = [await freePort(), await freePort(), await freePort()];
   let output = '';
+  // Every line the child writes, on disk beside its data: a child that exits mid-scenario leaves its cause.
+  const logFile = fs.createWriteStream(path.join(dataDir, 'spot-up.log'), { flags: 'a' });
   const child = spawn(process.execPath, [...serviceNodeArgs(), path.join(REPO, 'bin', 'spot.js'), 'up'], {
     cwd: REPO,
     env: {
@@ -141,6 +143,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
   const stopTimes: Record<string, number> = {};
   let partial = '';
   const keep = (chunk: Buffer) => {
+    logFile.write(chunk);
     const text = chunk.toString();
     output = (output + text).slice(-20_000);
     const lines = (partial + text).split('\n');
@@ -159,9 +162,25 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
+  let exit: { code: number | null; signal: string | null } | null = null;
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      resolve(exit);
+    }),
   );
+  child.once('close', () => logFile.end());
+  const sampleLive = () => {
+    try {
+      return processSample(child.pid!);
+    } catch (error) {
+      if (exit === null && fs.existsSync(`/proc/${child.pid}`)) throw error;
+      const { code, signal } = exit ?? { code: null, signal: null };
+      throw new Error(
+        `spot up exited mid-scenario (code ${code}, signal ${signal}); its output is in ${logFile.path}:\n${output.slice(-3000)}`,
+      );
+    }
+  };
   const http = `http://127.0.0.1:${httpPort}`;
   const sql = `http://127.0.0.1:${sqlPort}`;
   const ready = waitFor(
@@ -186,7 +205,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     ws: `ws://127.0.0.1:${wsPort}/v1/stream`,
     sql,
     authorization: `Bearer ${BENCH_API_KEY}`,
-    sample: () => processSample(child.pid!),
+    sample: sampleLive,
     simulatorNodePid: () => simulatorNodePid(child.pid!),
     simulatorNodeSample: () => simulatorNodeSample(child.pid!),
     threadCpu() {

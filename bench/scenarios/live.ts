@@ -348,6 +348,7 @@ runScenarioMain<Params>(
       const restTotals = rest.take();
       append(restLatencies, restTotals.taken);
       rest.stop();
+      const clientProcesses = clients.length;
       for (const c of clients) await c.close();
       clients.length = 0;
       const stopped = await spot.stop();
@@ -552,7 +553,7 @@ runScenarioMain<Params>(
           `A real \`spot up\` child process (bin/spot.js) on a fresh data dir, simulator at SPOT_SIM_RATE=${params.rate}, SPOT_SIM_WARM_HOURS=${params.warmHours}; measured for ${round(seconds, 0)} s after a ${params.warmupSeconds} s warm-up. CPU and RSS from /proc (every thread).`,
           ...(soak
             ? [
-                `Subscribers: ${clients.length} client processes of ≤${CONNECTIONS_PER_KEY} connections (one key each; the edge caps connections per key), each following spot.trades of one of the ${tokens.length} most traded tokens. swap → frame: the swap is stamped when this bench process's read-only log reader (2 ms poll) sees it, so the figure slightly understates the append → frame time.`,
+                `Subscribers: ${clientProcesses} client processes of ≤${CONNECTIONS_PER_KEY} connections (one key each; the edge caps connections per key), each following spot.trades of one of the ${tokens.length} most traded tokens. swap → frame: the swap is stamped when this bench process's read-only log reader (2 ms poll) sees it, so the figure slightly understates the append → frame time.`,
               ]
             : []),
         ],
