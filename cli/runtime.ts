@@ -197,18 +197,23 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
   return runtime;
 }
 
+/** A signal this soon after the first is the same stop request delivered twice, not a second one. */
+const REPEATED_SIGNAL_MS = 1_000;
+
 /**
- * Runs until SIGINT/SIGTERM, then stops the runtime; a second signal exits at once. A signal that
- * lands while the roles are still starting waits for `started`: a part added after stop() ran would
- * be left running (and a chain source publishing to a closed log keeps the process alive).
+ * Runs until SIGINT/SIGTERM, then stops the runtime; a second signal (a second or more later) exits
+ * at once. A signal that lands while the roles are still starting waits for `started`: a part added
+ * after stop() ran would be left running (and a chain source publishing to a closed log keeps the
+ * process alive).
  */
 export function waitForShutdown(
   runtime: Runtime,
   started: Promise<unknown> = Promise.resolve(),
-  signals: Pick<NodeJS.EventEmitter, 'once'> = process,
+  signals: Pick<NodeJS.EventEmitter, 'on'> = process,
 ): Promise<number> {
   return new Promise((resolve) => {
     let signalled = false;
+    let signalledAt = 0;
     /** Stops the runtime once start-up is over; resolves `exitCode`, or 1 when stopping fails. */
     const shutdown = (exitCode: number) =>
       void started
@@ -225,13 +230,19 @@ export function waitForShutdown(
           },
         );
     const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) process.exit(130);
+      if (signalled) {
+        // One stop request often arrives twice at once (`timeout` signals the process, then its group).
+        if (performance.now() - signalledAt < REPEATED_SIGNAL_MS) return;
+        process.exit(130);
+      }
       signalled = true;
+      signalledAt = performance.now();
       runtime.ctx.logger.info({ signal }, 'shutting down: stop intake, flush, commit, close');
       shutdown(0);
     };
-    signals.once('SIGINT', onSignal);
-    signals.once('SIGTERM', onSignal);
+    // Listening for good: with no listener left, Node's default action would kill the process mid-shutdown.
+    signals.on('SIGINT', onSignal);
+    signals.on('SIGTERM', onSignal);
     void runtime.failed.then(({ part, error }) => {
       if (signalled) return;
       signalled = true;

@@ -96,6 +96,22 @@ describe('spot up shutdown under load (child process)', function () {
     spot = null;
   });
 
+  it('takes one stop request delivered twice (`timeout` signals the process, then its group) as one: an ordered exit 0', async () => {
+    spot = await startSpot(dataDir, { SPOT_SIM_RATE: '200', SPOT_SIM_WARM_HOURS: '0', SPOT_LOG_LEVEL: 'info' });
+    await nodeProcessOf(spot);
+    const child = spot.child;
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    child.kill('SIGTERM');
+    // Apart enough to arrive as two signals rather than one pending signal.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    child.kill('SIGTERM');
+    assert.deepEqual(await exited, { code: 0, signal: null }, spot.output().slice(-3000));
+    assert.match(spot.output(), /store and event log closed/);
+    spot = null;
+  });
+
   it("takes the simulator node down with it when killed (no orphan serving a dead process's chains)", async () => {
     spot = await startSpot(dataDir, { SPOT_SIM_RATE: '200', SPOT_SIM_WARM_HOURS: '0' });
     const nodePid = await nodeProcessOf(spot);
