@@ -177,6 +177,7 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       warmHours: ctx.config.simWarmHours,
       chains: ctx.config.simChains,
       ...(ctx.config.simNow !== null ? { now: () => ctx.config.simNow! } : {}),
+      onFailure: (error) => runtime.fail('simulator', error),
     });
     await simulator.start();
     stops.push({ name: 'simulator', stop: () => simulator.stop() });

@@ -594,6 +594,34 @@ describe('market simulator', function () {
     }
   });
 
+  it('reports a marker it cannot write as a failure (a full disk), and still stops without throwing', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-'));
+    try {
+      // The marker is written to simulator.json.tmp, then renamed: a directory there fails every write.
+      fs.mkdirSync(path.join(dir, 'simulator.json.tmp'));
+      const { publisher } = collector();
+      const failures: Error[] = [];
+      const source = createSimulatorSource(testContext(dir), {
+        publisher,
+        seed: 5,
+        rate: 200,
+        warmHours: 0.1,
+        chains: ['solana'],
+        now: () => START,
+        tickMs: 5,
+        onFailure: (error) => failures.push(error),
+      });
+      await source.start();
+      await source.warmedUp;
+      await source.stop();
+      assert.equal(failures.length, 1, 'the failure is reported once');
+      assert.match(failures[0]!.message, /EISDIR/);
+      assert.equal(readSimulatorState(dir), null, 'no marker was written');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('cuts a dense history into batches of at most historyChunkSwaps swaps (a batch is one synchronous step)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-sim-'));
     try {

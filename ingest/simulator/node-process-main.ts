@@ -61,6 +61,8 @@ async function start(request: Extract<NodeProcessRequest, { type: 'start' }>): P
     chains: config.simChains,
     ...(config.simNow !== null ? { now: () => config.simNow! } : {}),
     labels,
+    // The ingest process fails over it (exit 1, a supervisor restarts): a silent market would look like a stalled chain.
+    onFailure: (error) => send({ type: 'failed', message: error.message }),
     // A history batch of five minutes keeps the readers' round trips few.
     historyChunkMs: 300_000,
     openNode: async (startTime: number) => {

@@ -60,6 +60,8 @@ export interface SimulatorSourceOptions {
   openNode?: (start: number) => Promise<SimulatorNode>;
   /** Node mode: where the market's wallet labels are applied. */
   labels?: LabelImporter;
+  /** The market stopped on an error (its marker or a block could not be written): it makes nothing more. */
+  onFailure?: (error: Error) => void;
 }
 
 export interface SimulatorSource {
@@ -322,13 +324,19 @@ export function createSimulatorSource(ctx: Context, options: SimulatorSourceOpti
         ctx.metrics.inc('ingest.simulator.errors');
         logger.error({ err: error.message }, 'simulator stopped on an error');
         resolveWarm();
+        options.onFailure?.(error);
       });
     },
     async stop() {
       stopped = true;
       wake?.();
       await loop;
-      save(true);
+      try {
+        save(true);
+      } catch (error) {
+        // A full disk, say: the marker saved last is at most a second older, and a restart resumes from it.
+        logger.error({ err: (error as Error).message }, 'simulator marker not saved at stop');
+      }
       resolveWarm();
     },
   };
