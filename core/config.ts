@@ -60,6 +60,8 @@ export interface Config {
   ingestNice: number;
   /** Hours the embedded log keeps its raw and trade topics (default 168; Kafka: the topics' retention.ms). */
   logRetentionHours: number;
+  /** How the embedded log stores new record batches: 'deflate' (default) or 'none' (text). */
+  logCompression: 'deflate' | 'none';
   /** Port of /metrics, /healthz, /readyz for roles without a REST port (ingest, aggregate); null: none. */
   metricsPort: number | null;
   /** /readyz answers 503 while a consumer group of the process is more than this many messages behind. */
@@ -356,8 +358,20 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     'SPOT_LOG_RETENTION_HOURS',
     168,
     1,
-    "hours the embedded log keeps `spot.swaps.v1`, `spot.token-events.v1` and `spot.trades.v1` (what `spot replay` rebuilds from and stream resume reads; ~25 GB an hour at 2,000 swaps/s, docs/performance.md); on Kafka the topics' `retention.ms` decides",
+    "hours the embedded log keeps `spot.swaps.v1`, `spot.token-events.v1` and `spot.trades.v1` (what `spot replay` rebuilds from and stream resume reads; ~5 GB an hour at 2,000 swaps/s deflated, ~21 as text, docs/performance.md); on Kafka the topics' `retention.ms` decides",
   ),
+  logCompression: {
+    variables: ['SPOT_LOG_COMPRESSION'],
+    default: code('deflate'),
+    meaning:
+      'how the embedded log stores new record batches: `deflate` (zlib level 1: ~3.9x smaller, ~5 GB an hour at 2,000 swaps/s instead of ~21, for 8–12 % of replay and pipeline throughput) or `none` (JSON text); a log holding both is read either way (docs/performance.md)',
+    parse: (env, name) => {
+      const value = raw(env, name) ?? 'deflate';
+      if (value !== 'deflate' && value !== 'none')
+        throw new ConfigError(name, `must be "deflate" or "none", got "${value}"`);
+      return value;
+    },
+  },
   storeFlushMs: numberSetting(
     'SPOT_STORE_FLUSH_MS',
     1000,

@@ -78,6 +78,7 @@ describe('configuration docs generated from core/config.ts', () => {
       'json',
       'open',
       'off',
+      'none',
       'abcdefghij',
     ];
     for (const variable of variables) {

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { createContext, type Context } from '../core/context.ts';
 import { loadConfig } from '../core/config.ts';
@@ -539,6 +540,90 @@ describe('event log internals', () => {
       );
     } finally {
       store.close();
+    }
+  });
+
+  it('stores a batch deflated when that is smaller, reads back exactly what was written, and still reads batches stored as text', () => {
+    const file = path.join(dir, 'deflated.sqlite');
+    const store = openStore({ path: file });
+    try {
+      const topic = store.ensureTopic({ name: 'swaps', partitions: 1, compacted: false });
+      // Records like the log's own (JSON with repeated field names and addresses), some not ASCII.
+      const written = Array.from({ length: 2_500 }, (_, i) => ({
+        key: `solana:Mint${i % 40}Pump${'x'.repeat(i % 7)}`,
+        value: JSON.stringify({
+          seq: i,
+          side: i % 2 ? 'buy' : 'sell',
+          amount: `${i * 1_000_003}.${i % 97}`,
+          name: `tök ${i % 13} 🙂`,
+        }),
+        timestamp: 1_700_000_000_000 + i,
+      }));
+      store.append(topic, written.slice(0, 2_000), 1);
+      store.append(topic, written.slice(2_000, 2_001), 2); // one short record: stays text
+      store.append(topic, written.slice(2_001), 3);
+      const rows = store.db
+        .prepare<[number], { data: string | Buffer; units: number }>(
+          'SELECT data, last_offset - base_offset + 1 AS units FROM batches WHERE topic_id = ? ORDER BY last_offset',
+        )
+        .all(topic.id);
+      assert.deepEqual(
+        rows.map((row) => [typeof row.data === 'string' ? 'text' : 'deflated', row.units]),
+        [
+          ['deflated', 1_000],
+          ['deflated', 1_000],
+          ['text', 1],
+          ['deflated', 499],
+        ],
+      );
+      const rawBytes = Buffer.byteLength(
+        written
+          .slice(0, 1_000)
+          .map((r) => r.key + r.value)
+          .join(''),
+      );
+      assert.ok(rows[0]!.data.length * 3 < rawBytes, `deflated ${rows[0]!.data.length} of ${rawBytes} bytes`);
+      const readAll = () =>
+        store
+          .fetch(topic, 0, 0, 10_000)
+          .map(({ key, value, timestamp, offset }) => ({ key, value, timestamp, offset }));
+      const expected = written.map((r, offset) => ({ ...r, offset }));
+      assert.deepEqual(readAll(), expected);
+      // From the middle of a deflated batch, as a consumer resuming there reads it.
+      assert.deepEqual(
+        store.fetch(topic, 0, 1_500, 3).map((m) => m.offset),
+        [1_500, 1_501, 1_502],
+      );
+
+      // A log written before batches were deflated: its rows hold the text itself.
+      const texts = store.db.prepare<[], { id: number; data: string | Buffer }>('SELECT id, data FROM batches').all();
+      for (const row of texts) {
+        if (typeof row.data === 'string') continue;
+        const text = zlib.inflateRawSync(row.data).toString('utf8');
+        store.db.prepare('UPDATE batches SET data = ? WHERE id = ?').run(text, row.id);
+      }
+      assert.equal(
+        store.db.prepare<[], { n: number }>("SELECT count(*) AS n FROM batches WHERE typeof(data) = 'blob'").get()!.n,
+        0,
+      );
+      assert.deepEqual(readAll(), expected);
+    } finally {
+      store.close();
+    }
+    // SPOT_LOG_COMPRESSION=none: new batches are text, and the deflated ones still read.
+    const plain = openStore({ path: file, deflate: false });
+    try {
+      const topic = plain.lookup('swaps')!;
+      plain.append(topic, [{ key: 'k', value: 'v'.repeat(5_000), timestamp: 1 }], 4);
+      const last = plain.db
+        .prepare<[number], { data: string | Buffer }>(
+          'SELECT data FROM batches WHERE topic_id = ? ORDER BY last_offset DESC LIMIT 1',
+        )
+        .get(topic.id)!;
+      assert.equal(typeof last.data, 'string');
+      assert.equal(plain.fetch(topic, 0, 2_500, 10)[0]!.value, 'v'.repeat(5_000));
+    } finally {
+      plain.close();
     }
   });
 

@@ -12,6 +12,7 @@
 // kept beside it: a stamp is late by as much.
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
 import { createEmbeddedLog, embeddedLogPath } from '../../core/eventlog/index.ts';
 import { TOPICS } from '../../core/topics.ts';
 import { startClients, type Clients } from '../lib/clients.ts';
@@ -352,6 +353,23 @@ runScenarioMain<Params>(
       for (const c of clients) await c.close();
       clients.length = 0;
       const stopped = await spot.stop();
+      // What the event log holds at the end (the warm start's history included), for disk sizing:
+      // pages in use, not the files' sizes (the WAL holds stale page copies until it is truncated).
+      // Record batches grow with the swaps; compacted topics hold a row per key (token, candle series).
+      const logDb = new Database(embeddedLogPath(dir), { readonly: true });
+      const pagesOf = (tables: string[]) =>
+        Number(
+          logDb
+            .prepare(
+              `SELECT coalesce(sum(pgsize), 0) AS bytes FROM dbstat WHERE name IN (${tables.map(() => '?').join(',')})`,
+            )
+            .pluck()
+            .get(...tables),
+        );
+      const batchBytes = pagesOf(['batches', 'batches_offset']);
+      const compactedBytes = pagesOf(['compacted', 'compacted_key']);
+      logDb.close();
+      const swapsOnLog = [...(await reader.endOffsets(TOPICS.swaps.name)).values()].reduce((a, b) => a + b, 0);
 
       const cpu = coreShare(measureFrom, measureTo);
       // A least-squares line through every 1 s sample: single samples differ by up to ~120 MiB
@@ -413,6 +431,19 @@ runScenarioMain<Params>(
           value: round((tradesTo - tradesFrom) / seconds, 1),
           unit: 'trades/s',
           extra: { swapsPerSecond: round(swapsSeen / seconds, 1) },
+        },
+        {
+          subject:
+            "the event log's record batches at the end (swaps, trades, token events; the warm start included), per swap",
+          metric: 'logBytesPerSwap',
+          value: Math.round(batchBytes / Math.max(1, swapsOnLog)),
+          unit: 'B/swap',
+          extra: {
+            batchesMB: round(batchBytes / 1e6, 1),
+            compactedMB: round(compactedBytes / 1e6, 1),
+            swapsOnLog,
+            gbPerHourAtRate: round(((batchBytes / Math.max(1, swapsOnLog)) * params.rate * 3600) / 1e9, 1),
+          },
         },
         {
           subject: 'SIGTERM → exit',

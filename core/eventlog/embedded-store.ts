@@ -13,11 +13,20 @@ import {
   encodeRecords,
   firstRecordAtOrAfter,
   fitsBudget,
+  storedSize,
   type BatchRecord,
+  type EncodedBatch,
   type FetchBudget,
 } from './record-batch.ts';
 
 export const DEFAULT_PARTITIONS = 4;
+
+/** Up to MAX_BATCH_RECORDS consecutive records of one partition, encoded: one batch row. */
+interface EncodedChunk extends EncodedBatch {
+  count: number;
+  /** The chunk's own largest timestamp (the row stores the partition's running maximum). */
+  maxTs: number;
+}
 
 export interface TopicMeta {
   id: number;
@@ -33,10 +42,12 @@ export interface StoreOptions {
   readonly?: boolean;
   /** 'normal' survives a killed process; 'full' also an OS crash, at one fsync per append. */
   synchronous?: 'normal' | 'full';
-  /** Appended key and value UTF-16 units between WAL checkpoints (default 32 Mi). */
+  /** Units appended between WAL checkpoints (default 32 Mi): bytes of deflated batches, UTF-16 units of text. */
   checkpointAfter?: number;
   /** WAL bytes past which a checkpoint also restarts and truncates the WAL (default 512 MiB). */
   walLimit?: number;
+  /** Stores new record batches deflated where that is smaller (default true); both forms are read. */
+  deflate?: boolean;
 }
 
 const SCHEMA = `
@@ -72,7 +83,7 @@ CREATE TABLE IF NOT EXISTS group_offsets (
 /** Records per batch row: bounds what a fetch from the middle of a batch decodes and skips. */
 const MAX_BATCH_RECORDS = 1000;
 
-/** Bytes appended (UTF-16 units of keys and values) after which the WAL is checkpointed. */
+/** Units appended (bytes of deflated batches, UTF-16 units of text) after which the WAL is checkpointed. */
 const CHECKPOINT_AFTER = 32 << 20;
 
 /** WAL size at which the checkpoint worker truncates the WAL (see the worker below). */
@@ -257,7 +268,10 @@ export function openStore(options: StoreOptions) {
     insertBatch: db.prepare(
       'INSERT INTO batches (topic_id, partition, base_offset, last_offset, max_ts, appended_at, data, layout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    batchesFrom: db.prepare<[number, number, number], { base_offset: number; data: string; layout: string }>(
+    batchesFrom: db.prepare<
+      [number, number, number],
+      { base_offset: number; data: string | Uint8Array; layout: string }
+    >(
       'SELECT base_offset, data, layout FROM batches WHERE topic_id = ? AND partition = ? AND last_offset >= ? ORDER BY last_offset',
     ),
     // Columns before `data` only: reading `layout` walks a large batch's overflow pages (measured:
@@ -393,8 +407,14 @@ export function openStore(options: StoreOptions) {
     return lookup(spec.name)!;
   });
 
-  /** Appends one partition's records and moves its end offset. */
-  function appendPartition(topic: TopicMeta, partition: number, records: BatchRecord[], now: number): void {
+  /** Appends one partition's records (a non-compacted topic's already encoded in chunks) and moves its end offset. */
+  function appendPartition(
+    topic: TopicMeta,
+    partition: number,
+    records: BatchRecord[],
+    chunks: EncodedChunk[],
+    now: number,
+  ): void {
     const state = sql.partitionState.get(topic.id, partition)!;
     let next = state.next_offset;
     let maxTs = state.max_ts;
@@ -410,29 +430,42 @@ export function openStore(options: StoreOptions) {
       });
     } else {
       const appendedAt = appendStamp(topic, partition, now);
-      for (let from = 0; from < records.length; from += MAX_BATCH_RECORDS) {
-        const chunk = records.slice(from, from + MAX_BATCH_RECORDS);
-        for (const record of chunk) if (record.timestamp > maxTs) maxTs = record.timestamp;
-        const encoded = encodeRecords(chunk);
+      for (const chunk of chunks) {
+        maxTs = Math.max(maxTs, chunk.maxTs);
         sql.insertBatch.run(
           topic.id,
           partition,
           next,
-          next + chunk.length - 1,
+          next + chunk.count - 1,
           maxTs,
           appendedAt,
-          encoded.data,
-          encoded.layout,
+          chunk.data,
+          chunk.layout,
         );
-        next += chunk.length;
+        next += chunk.count;
       }
     }
     sql.updatePartition.run(next, maxTs, topic.id, partition);
   }
 
-  const append = db.transaction((topic: TopicMeta, byPartition: Map<number, BatchRecord[]>, now: number) => {
-    for (const [partition, records] of byPartition) appendPartition(topic, partition, records, now);
-  });
+  const append = db.transaction(
+    (topic: TopicMeta, byPartition: Map<number, BatchRecord[]>, encoded: Map<number, EncodedChunk[]>, now: number) => {
+      for (const [partition, records] of byPartition)
+        appendPartition(topic, partition, records, encoded.get(partition) ?? [], now);
+    },
+  );
+
+  /** A non-compacted topic's chunks, encoded (and deflated) before the write lock is taken. */
+  function encodeChunks(records: BatchRecord[]): EncodedChunk[] {
+    const chunks: EncodedChunk[] = [];
+    for (let from = 0; from < records.length; from += MAX_BATCH_RECORDS) {
+      const chunk = records.slice(from, from + MAX_BATCH_RECORDS);
+      let maxTs = Number.NEGATIVE_INFINITY;
+      for (const record of chunk) if (record.timestamp > maxTs) maxTs = record.timestamp;
+      chunks.push({ ...encodeRecords(chunk, options.deflate ?? true), count: chunk.length, maxTs });
+    }
+    return chunks;
+  }
 
   return {
     db,
@@ -445,16 +478,25 @@ export function openStore(options: StoreOptions) {
     /** `now` is the wall clock; tests pass their own. */
     append(topic: TopicMeta, messages: ProduceMessage[], now = Date.now()): void {
       const byPartition = new Map<number, BatchRecord[]>();
-      let units = 0;
       for (const message of messages) {
         const partition = partitionOf(message.key, topic.partitions);
         let records = byPartition.get(partition);
         if (!records) byPartition.set(partition, (records = []));
         records.push({ key: message.key, value: message.value, timestamp: message.timestamp ?? now });
-        units += message.key.length + message.value.length;
       }
-      append.immediate(topic, byPartition, now);
-      checkpointer?.appended(units);
+      const encoded = new Map<number, EncodedChunk[]>();
+      let stored = 0;
+      if (topic.compacted) {
+        for (const message of messages) stored += message.key.length + message.value.length;
+      } else {
+        for (const [partition, records] of byPartition) {
+          const chunks = encodeChunks(records);
+          encoded.set(partition, chunks);
+          for (const chunk of chunks) stored += storedSize(chunk);
+        }
+      }
+      append.immediate(topic, byPartition, encoded, now);
+      checkpointer?.appended(stored);
     },
     /** Up to `limit` messages of a partition from `fromOffset` on, in offset order. */
     fetch(

@@ -20,12 +20,14 @@ export interface EmbeddedLogOptions {
   synchronous?: 'normal' | 'full';
   /** Poll for messages written by other processes, ms (default none: appends in this process wake consumers). */
   pollMs?: number;
-  /** Appended key and value UTF-16 units between WAL checkpoints, which run on a worker thread (default 32 Mi). */
+  /** Units appended between WAL checkpoints, which run on a worker thread (default 32 Mi): bytes of deflated batches, UTF-16 units of text. */
   checkpointAfter?: number;
   /** WAL bytes past which a checkpoint also truncates the WAL, so a steady writer cannot grow it without bound (default 512 MiB). */
   walLimit?: number;
   /** Caps every non-compacted topic's retention, ms (SPOT_LOG_RETENTION_HOURS; default: each topic's own). */
   maxRetentionMs?: number;
+  /** Stores new record batches deflated where that is smaller (SPOT_LOG_COMPRESSION; default true). */
+  deflate?: boolean;
   /** How often retention runs on non-compacted topics, ms (default 60 s; 0 disables). */
   retentionIntervalMs?: number;
 }

@@ -19,6 +19,7 @@ export function createEventLog(ctx: Context, options: { retention?: boolean } = 
   return createEmbeddedLog(ctx, {
     path: embeddedLogPath(ctx.config.dataDir),
     maxRetentionMs: ctx.config.logRetentionHours * 3_600_000,
+    deflate: ctx.config.logCompression === 'deflate',
     ...(options.retention === false ? { retentionIntervalMs: 0 } : {}),
   });
 }

@@ -3,6 +3,12 @@
 // [keyLength, valueLength, timestamp] triples (lengths in UTF-16 units, so decoding is slicing).
 // One row per append chunk instead of one per message is what lets the embedded log write
 // hundreds of thousands of messages a second; the string form keeps the work in native code.
+//
+// `data` is stored deflated (a BLOB) when that is smaller: on a mainnet-profile log the batches
+// take 3.9x less (21 GB an hour at 2,000 swaps/s as text, 5.4 deflated), and the WAL and
+// checkpoint writes with them. Rows written as text (before, too small to gain, or with
+// SPOT_LOG_COMPRESSION=none) stay readable: the column's type says which.
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { LogMessage } from './types.ts';
 
 export interface BatchRecord {
@@ -12,11 +18,32 @@ export interface BatchRecord {
 }
 
 export interface EncodedBatch {
-  data: string;
+  /** The keys and values concatenated, or those as UTF-8 deflated. */
+  data: string | Uint8Array;
   layout: string;
 }
 
-export function encodeRecords(records: BatchRecord[]): EncodedBatch {
+/** Shorter data stays text: deflate's fixed cost is not worth a few hundred bytes. */
+const DEFLATE_FROM_UNITS = 512;
+/** zlib's fastest level: higher ones gain 5-8% more at up to half the speed. */
+const DEFLATE_LEVEL = 1;
+
+function pack(text: string): string | Uint8Array {
+  if (text.length < DEFLATE_FROM_UNITS) return text;
+  const utf8 = Buffer.from(text, 'utf8');
+  const deflated = deflateRawSync(utf8, { level: DEFLATE_LEVEL });
+  return deflated.length < utf8.length ? deflated : text;
+}
+
+function unpack(data: string | Uint8Array): string {
+  return typeof data === 'string' ? data : inflateRawSync(data).toString('utf8');
+}
+
+/** Bytes the batch takes in its row (UTF-16 units for text, as SQLite sees mostly-ASCII text). */
+export const storedSize = (batch: EncodedBatch) => batch.data.length + batch.layout.length;
+
+/** `deflate`: store the data deflated where that is smaller (SPOT_LOG_COMPRESSION), else as text. */
+export function encodeRecords(records: BatchRecord[], deflate = true): EncodedBatch {
   let data = '';
   const layout = new Array<number>(records.length * 3);
   for (let i = 0; i < records.length; i++) {
@@ -27,7 +54,7 @@ export function encodeRecords(records: BatchRecord[]): EncodedBatch {
     layout[3 * i + 1] = record.value.length;
     layout[3 * i + 2] = record.timestamp;
   }
-  return { data, layout: JSON.stringify(layout) };
+  return { data: deflate ? pack(data) : data, layout: JSON.stringify(layout) };
 }
 
 /**
@@ -64,6 +91,7 @@ export function decodeRecords(
   budget: FetchBudget,
 ): void {
   const layout = JSON.parse(batch.layout) as number[];
+  const data = unpack(batch.data);
   let at = 0;
   for (let i = 0, offset = baseOffset; 3 * i < layout.length && out.length < limit; i++, offset++) {
     const keyLength = layout[3 * i]!;
@@ -74,8 +102,8 @@ export function decodeRecords(
         topic,
         partition,
         offset,
-        key: batch.data.slice(at, at + keyLength),
-        value: batch.data.slice(at + keyLength, at + keyLength + valueLength),
+        key: data.slice(at, at + keyLength),
+        value: data.slice(at + keyLength, at + keyLength + valueLength),
         timestamp: layout[3 * i + 2]!,
       });
     }
