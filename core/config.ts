@@ -358,13 +358,13 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     'SPOT_LOG_RETENTION_HOURS',
     168,
     1,
-    "hours the embedded log keeps `spot.swaps.v1`, `spot.token-events.v1` and `spot.trades.v1` (what `spot replay` rebuilds from and stream resume reads; ~5 GB an hour at 2,000 swaps/s deflated, ~21 as text, docs/performance.md); on Kafka the topics' `retention.ms` decides",
+    "hours the embedded log keeps `spot.swaps.v1`, `spot.token-events.v1` and `spot.trades.v1` (what `spot replay` rebuilds from and stream resume reads; ~5.4 GB an hour at 2,000 swaps/s deflated, ~20 as text, docs/performance.md); on Kafka the topics' `retention.ms` decides",
   ),
   logCompression: {
     variables: ['SPOT_LOG_COMPRESSION'],
     default: code('deflate'),
     meaning:
-      'how the embedded log stores new record batches: `deflate` (zlib level 1: ~3.9x smaller, ~5 GB an hour at 2,000 swaps/s instead of ~21, for 8–12 % of replay and pipeline throughput) or `none` (JSON text); a log holding both is read either way (docs/performance.md)',
+      'how the embedded log stores new record batches: `deflate` (zlib level 1: ~3.8x smaller, ~5.4 GB an hour at 2,000 swaps/s instead of ~20, for 8–12 % of replay and pipeline throughput) or `none` (JSON text); a log holding both is read either way (docs/performance.md)',
     parse: (env, name) => {
       const value = raw(env, name) ?? 'deflate';
       if (value !== 'deflate' && value !== 'none')

@@ -5,7 +5,7 @@
 // hundreds of thousands of messages a second; the string form keeps the work in native code.
 //
 // `data` is stored deflated (a BLOB) when that is smaller: on a mainnet-profile log the batches
-// take 3.9x less (21 GB an hour at 2,000 swaps/s as text, 5.4 deflated), and the WAL and
+// take 3.8x less (20 GB an hour at 2,000 swaps/s as text, 5.4 deflated), and the WAL and
 // checkpoint writes with them. Rows written as text (before, too small to gain, or with
 // SPOT_LOG_COMPRESSION=none) stay readable: the column's type says which.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
