@@ -167,6 +167,25 @@ function numberSetting(variable: string, fallback: number, min: number, meaning:
   };
 }
 
+/** One of two words; the first is the default. */
+function choiceSetting<A extends string, B extends string>(
+  variable: string,
+  [fallback, other]: readonly [A, B],
+  meaning: string,
+): Setting<A | B> {
+  return {
+    variables: [variable],
+    default: code(fallback),
+    meaning,
+    parse: (env, name) => {
+      const value = raw(env, name) ?? fallback;
+      if (value !== fallback && value !== other)
+        throw new ConfigError(name, `must be "${fallback}" or "${other}", got "${value}"`);
+      return value as A | B;
+    },
+  };
+}
+
 const RPC_VARIABLES = CHAINS.map((chain) => `SPOT_RPC_${chain.toUpperCase()}`);
 
 /**
@@ -360,36 +379,22 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     1,
     "hours the embedded log keeps `spot.swaps.v1`, `spot.token-events.v1` and `spot.trades.v1` (what `spot replay` rebuilds from and stream resume reads; ~5.4 GB an hour at 2,000 swaps/s deflated, ~20 as text, docs/performance.md); on Kafka the topics' `retention.ms` decides",
   ),
-  logCompression: {
-    variables: ['SPOT_LOG_COMPRESSION'],
-    default: code('deflate'),
-    meaning:
-      'how the embedded log stores new record batches: `deflate` (zlib level 1: ~3.8x smaller, ~5.4 GB an hour at 2,000 swaps/s instead of ~20, for 8–12 % of replay and pipeline throughput) or `none` (JSON text); a log holding both is read either way (docs/performance.md)',
-    parse: (env, name) => {
-      const value = raw(env, name) ?? 'deflate';
-      if (value !== 'deflate' && value !== 'none')
-        throw new ConfigError(name, `must be "deflate" or "none", got "${value}"`);
-      return value;
-    },
-  },
+  logCompression: choiceSetting(
+    'SPOT_LOG_COMPRESSION',
+    ['deflate', 'none'],
+    'how the embedded log stores new record batches: `deflate` (zlib level 1: ~3.8x smaller, ~5.4 GB an hour at 2,000 swaps/s instead of ~20, for 8–12 % of replay and pipeline throughput) or `none` (JSON text); a log holding both is read either way (docs/performance.md)',
+  ),
   storeFlushMs: numberSetting(
     'SPOT_STORE_FLUSH_MS',
     1000,
     1,
     'longest wait before processed rows are written to the store (each write is an INSERT per table that chDB merges later)',
   ),
-  simProfile: {
-    variables: ['SPOT_SIM_PROFILE'],
-    default: code('default'),
-    meaning:
-      "the simulator's market: `default` (light) or `mainnet` (the real chains' shares, launches, lifetimes and wallets; [simulator-profiles.md](simulator-profiles.md))",
-    parse: (env, name) => {
-      const value = raw(env, name) ?? 'default';
-      if (value !== 'default' && value !== 'mainnet')
-        throw new ConfigError(name, `must be "default" or "mainnet", got "${value}"`);
-      return value;
-    },
-  },
+  simProfile: choiceSetting(
+    'SPOT_SIM_PROFILE',
+    ['default', 'mainnet'],
+    "the simulator's market: `default` (light) or `mainnet` (the real chains' shares, launches, lifetimes and wallets; [simulator-profiles.md](simulator-profiles.md))",
+  ),
   simNow: {
     variables: ['SPOT_SIM_NOW'],
     default: 'the real clock',
