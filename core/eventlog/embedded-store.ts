@@ -13,7 +13,6 @@ import {
   encodeRecords,
   firstRecordAtOrAfter,
   fitsBudget,
-  storedSize,
   type BatchRecord,
   type EncodedBatch,
   type FetchBudget,
@@ -42,7 +41,7 @@ export interface StoreOptions {
   readonly?: boolean;
   /** 'normal' survives a killed process; 'full' also an OS crash, at one fsync per append. */
   synchronous?: 'normal' | 'full';
-  /** Units appended between WAL checkpoints (default 32 Mi): bytes of deflated batches, UTF-16 units of text. */
+  /** Appended key and value UTF-16 units between WAL checkpoints (default 32 Mi). */
   checkpointAfter?: number;
   /** WAL bytes past which a checkpoint also restarts and truncates the WAL (default 512 MiB). */
   walLimit?: number;
@@ -83,7 +82,7 @@ CREATE TABLE IF NOT EXISTS group_offsets (
 /** Records per batch row: bounds what a fetch from the middle of a batch decodes and skips. */
 const MAX_BATCH_RECORDS = 1000;
 
-/** Units appended (bytes of deflated batches, UTF-16 units of text) after which the WAL is checkpointed. */
+/** Bytes appended (UTF-16 units of keys and values) after which the WAL is checkpointed. */
 const CHECKPOINT_AFTER = 32 << 20;
 
 /** WAL size at which the checkpoint worker truncates the WAL (see the worker below). */
@@ -484,19 +483,15 @@ export function openStore(options: StoreOptions) {
         if (!records) byPartition.set(partition, (records = []));
         records.push({ key: message.key, value: message.value, timestamp: message.timestamp ?? now });
       }
+      // Checkpoints follow the appended units, deflated or not: an append dirties whole pages
+      // (index, partition row) whatever its batch's size, so stored bytes undercount the WAL.
+      let units = 0;
+      for (const message of messages) units += message.key.length + message.value.length;
       const encoded = new Map<number, EncodedChunk[]>();
-      let stored = 0;
-      if (topic.compacted) {
-        for (const message of messages) stored += message.key.length + message.value.length;
-      } else {
-        for (const [partition, records] of byPartition) {
-          const chunks = encodeChunks(records);
-          encoded.set(partition, chunks);
-          for (const chunk of chunks) stored += storedSize(chunk);
-        }
-      }
+      if (!topic.compacted)
+        for (const [partition, records] of byPartition) encoded.set(partition, encodeChunks(records));
       append.immediate(topic, byPartition, encoded, now);
-      checkpointer?.appended(stored);
+      checkpointer?.appended(units);
     },
     /** Up to `limit` messages of a partition from `fromOffset` on, in offset order. */
     fetch(

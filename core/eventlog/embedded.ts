@@ -20,7 +20,7 @@ export interface EmbeddedLogOptions {
   synchronous?: 'normal' | 'full';
   /** Poll for messages written by other processes, ms (default none: appends in this process wake consumers). */
   pollMs?: number;
-  /** Units appended between WAL checkpoints, which run on a worker thread (default 32 Mi): bytes of deflated batches, UTF-16 units of text. */
+  /** Appended key and value UTF-16 units between WAL checkpoints, which run on a worker thread (default 32 Mi). */
   checkpointAfter?: number;
   /** WAL bytes past which a checkpoint also truncates the WAL, so a steady writer cannot grow it without bound (default 512 MiB). */
   walLimit?: number;

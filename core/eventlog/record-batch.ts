@@ -39,9 +39,6 @@ function unpack(data: string | Uint8Array): string {
   return typeof data === 'string' ? data : inflateRawSync(data).toString('utf8');
 }
 
-/** Bytes the batch takes in its row (UTF-16 units for text, as SQLite sees mostly-ASCII text). */
-export const storedSize = (batch: EncodedBatch) => batch.data.length + batch.layout.length;
-
 /** `deflate`: store the data deflated where that is smaller (SPOT_LOG_COMPRESSION), else as text. */
 export function encodeRecords(records: BatchRecord[], deflate = true): EncodedBatch {
   let data = '';
