@@ -162,22 +162,18 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  let exit: { code: number | null; signal: string | null } | null = null;
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      exit = { code, signal };
-      resolve(exit);
-    }),
+    child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   child.once('close', () => logFile.end());
   const sampleLive = () => {
     try {
       return processSample(child.pid!);
     } catch (error) {
-      if (exit === null && fs.existsSync(`/proc/${child.pid}`)) throw error;
-      const { code, signal } = exit ?? { code: null, signal: null };
+      const gone = child.exitCode !== null || child.signalCode !== null || !fs.existsSync(`/proc/${child.pid}`);
+      if (!gone) throw error;
       throw new Error(
-        `spot up exited mid-scenario (code ${code}, signal ${signal}); its output is in ${logFile.path}:\n${output.slice(-3000)}`,
+        `spot up exited mid-scenario (code ${child.exitCode}, signal ${child.signalCode}); its output is in ${logFile.path}:\n${output.slice(-3000)}`,
       );
     }
   };

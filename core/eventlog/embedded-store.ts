@@ -477,16 +477,16 @@ export function openStore(options: StoreOptions) {
     /** `now` is the wall clock; tests pass their own. */
     append(topic: TopicMeta, messages: ProduceMessage[], now = Date.now()): void {
       const byPartition = new Map<number, BatchRecord[]>();
+      // Checkpoints follow the appended units, deflated or not: an append dirties whole pages
+      // (index, partition row) whatever its batch's size, so stored bytes undercount the WAL.
+      let units = 0;
       for (const message of messages) {
         const partition = partitionOf(message.key, topic.partitions);
         let records = byPartition.get(partition);
         if (!records) byPartition.set(partition, (records = []));
         records.push({ key: message.key, value: message.value, timestamp: message.timestamp ?? now });
+        units += message.key.length + message.value.length;
       }
-      // Checkpoints follow the appended units, deflated or not: an append dirties whole pages
-      // (index, partition row) whatever its batch's size, so stored bytes undercount the WAL.
-      let units = 0;
-      for (const message of messages) units += message.key.length + message.value.length;
       const encoded = new Map<number, EncodedChunk[]>();
       if (!topic.compacted)
         for (const [partition, records] of byPartition) encoded.set(partition, encodeChunks(records));
