@@ -145,29 +145,32 @@ function classifyingErrors(client: ClickHouseClient): ClickHouseClient {
 /** The text formats rows are encoded in (clickhouse/rows.ts); chDB's raw insert takes text only. */
 export type RowTextFormat = 'JSONCompactEachRow' | 'TabSeparated';
 
+const bytesOf = (text: string | Buffer): Buffer => (typeof text === 'string' ? Buffer.from(text) : text);
+
 /**
- * Inserts rows already encoded as text (clickhouse/rows.ts). On chDB the text goes to the engine
- * as one Buffer (zero-copy, not spliced into an SQL string, parsed on chDB's worker threads). Over
- * HTTP it is the body of `INSERT … FORMAT`, as clickhouse-client sends it.
+ * Inserts rows already encoded as text (clickhouse/rows.ts), as a string or its UTF-8 bytes. On
+ * chDB the text goes to the engine as one Buffer (zero-copy, not spliced into an SQL string, parsed
+ * on chDB's worker threads). Over HTTP it is the body of `INSERT … FORMAT`, as clickhouse-client
+ * sends it.
  */
 export async function insertRowText(
   client: ClickHouseClient,
   table: string,
   columns: readonly string[],
-  text: string,
+  text: string | Buffer,
   format: RowTextFormat,
   settings?: Record<string, number>,
 ): Promise<void> {
   if (text.length === 0) return;
   const connection = chdbConnections.get(client);
   if (connection) {
-    await classified(() => connection.chdb.rawInsert({ table, columns, values: Buffer.from(text), format, settings }));
+    await classified(() => connection.chdb.rawInsert({ table, columns, values: bytesOf(text), format, settings }));
     return;
   }
   await classified(async () => {
     const result = await client.exec({
       query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT ${format}`,
-      values: Readable.from([Buffer.from(text)]),
+      values: Readable.from([bytesOf(text)]),
       clickhouse_settings: settings,
     });
     // The response body is empty; reading it to the end frees the socket for the next request.

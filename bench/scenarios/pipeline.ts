@@ -8,7 +8,7 @@ import { createSimulatorDecoders } from '../../ingest/simulator/pipeline.ts';
 import { createAggregator } from '../../aggregators/aggregator.ts';
 import { insertRowText } from '../../clickhouse/client.ts';
 import { STORE_INSERT_SETTINGS } from '../../clickhouse/store.ts';
-import { encodeRows, tradeFormat } from '../../clickhouse/rows.ts';
+import { encodeRowsInSlices, tradeFormat } from '../../clickhouse/rows.ts';
 import type { ChainRecord } from '../../ingest/simulator/chain-writer.ts';
 import { readInputs } from '../lib/inputs.ts';
 import { openLog, openStore, type StoreHandle, type Transport } from '../lib/pipeline-parts.ts';
@@ -93,7 +93,7 @@ async function rawInsert(handle: StoreHandle): Promise<{ rows: number; ms: numbe
   let encodeMs = 0;
   for (let start = 0; start < tradeRows.length; start += 10_000) {
     const encodeStarted = performance.now();
-    const text = encodeRows(tradeFormat, tradeRows, start, Math.min(tradeRows.length, start + 10_000));
+    const text = await encodeRowsInSlices(tradeFormat, tradeRows, start, Math.min(tradeRows.length, start + 10_000));
     encodeMs += performance.now() - encodeStarted;
     await insertRowText(
       client,
