@@ -6,6 +6,7 @@ import { Token, Trade, Candle, TradePage, DiscoveryRequest, ErrorEnvelope, Disco
 import { loadConfig, ConfigError } from '../core/config.ts';
 import { TOPICS, assertTopicValue } from '../core/topics.ts';
 import { createSlicer } from '../core/slices.ts';
+import { createMemo } from '../core/memo.ts';
 import { sampleToken, sampleTrade } from './fixtures/spec-samples.ts';
 
 describe('core/decimal', () => {
@@ -219,5 +220,27 @@ describe('core/slices', () => {
     );
     // Taking turns: neither runs two slices in a row while the other waits.
     assert.equal(order.join(''), 'ab'.repeat(10));
+  });
+});
+
+describe('core/memo', () => {
+  it('stays within its bound and keeps the keys in use when the others turn over', () => {
+    const memo = createMemo<string>(1_000);
+    let derived = 0;
+    const derive = (key: string) => {
+      derived++;
+      return `v:${key}`;
+    };
+    for (let i = 0; i < 20_000; i++) {
+      // One hot key asked between cold ones that each come once.
+      assert.equal(memo.get('hot', derive), 'v:hot');
+      assert.equal(memo.get(`cold${i}`, derive), `v:cold${i}`);
+      assert.ok(memo.size <= 1_000, `size ${memo.size}`);
+    }
+    // Each cold key derived once and the hot key once, however often the generations turned over.
+    assert.equal(derived, 20_001);
+    // A key that fell out of both generations is derived again, not lost.
+    assert.equal(memo.get('cold0', derive), 'v:cold0');
+    assert.equal(derived, 20_002);
   });
 });

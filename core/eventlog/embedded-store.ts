@@ -1,6 +1,7 @@
 // The embedded log's storage: one SQLite file (WAL), prepared statements, one transaction per
 // append. Non-compacted topics store record batches (one row per partition chunk of an append);
 // compacted topics store one row per key, replaced on write.
+import { createMemo, type Memo } from '../memo.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -312,17 +313,11 @@ export function openStore(options: StoreOptions) {
 
   const topics = new Map<string, TopicMeta>();
   // murmur2 over a key's UTF-8 bytes on every message adds up; the same token keys recur.
-  const partitionMemo = new Map<number, Map<string, number>>();
+  const partitionMemo = new Map<number, Memo<number>>();
   function partitionOf(key: string, partitions: number): number {
     let memo = partitionMemo.get(partitions);
-    if (!memo) partitionMemo.set(partitions, (memo = new Map()));
-    let partition = memo.get(key);
-    if (partition === undefined) {
-      if (memo.size >= 100_000) memo.clear();
-      partition = partitionFor(key, partitions);
-      memo.set(key, partition);
-    }
-    return partition;
+    if (!memo) partitionMemo.set(partitions, (memo = createMemo(100_000)));
+    return memo.get(key, () => partitionFor(key, partitions));
   }
   const checkpointer = options.readonly
     ? null

@@ -1,5 +1,6 @@
 // ABI encoders for every log the decoder reads, built with viem (market simulator and tests),
 // a receipt builder and deterministic addresses/hashes from seed texts.
+import { createMemo } from '../../core/memo.ts';
 import { encodeAbiParameters, keccak256, stringToBytes, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import { EVENTS, TOPIC0 } from './abi.ts';
 import type { EvmLog, EvmReceipt } from './receipt.ts';
@@ -13,17 +14,11 @@ export interface EncodedLog {
   data: Hex;
 }
 
-const seedAddresses = new Map<string, Address>();
+const seedAddresses = createMemo<Address>(100_000);
 
 /** 20 bytes: the first 20 bytes of keccak256(text). Memoised: the simulator reuses its seeds. */
 export function seedAddress(text: string): Address {
-  let address = seedAddresses.get(text);
-  if (address === undefined) {
-    address = keccak256(stringToBytes(text)).slice(0, 42) as Address;
-    if (seedAddresses.size >= 100_000) seedAddresses.clear();
-    seedAddresses.set(text, address);
-  }
-  return address;
+  return seedAddresses.get(text, () => keccak256(stringToBytes(text)).slice(0, 42) as Address);
 }
 
 /** 32 bytes: keccak256(text), e.g. a transaction hash. */

@@ -1,4 +1,5 @@
 // Deterministic, valid-looking Solana keys and signatures from seed text (simulator and tests).
+import { createMemo } from '../../core/memo.ts';
 import { createHash } from 'node:crypto';
 import { base58Encode } from './base58.ts';
 
@@ -6,17 +7,11 @@ function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-const addresses = new Map<string, string>();
+const addresses = createMemo<string>(100_000);
 
 /** A 32-byte address: base58(sha256(seedText)). Memoised: encoders ask for the same seeds per call. */
 export function solanaAddress(seedText: string): string {
-  let address = addresses.get(seedText);
-  if (address === undefined) {
-    address = base58Encode(sha256(seedText));
-    if (addresses.size >= 100_000) addresses.clear();
-    addresses.set(seedText, address);
-  }
-  return address;
+  return addresses.get(seedText, () => base58Encode(sha256(seedText)));
 }
 
 /** A 64-byte transaction signature: base58(sha256(seed‖0) ‖ sha256(seed‖1)). */

@@ -1,6 +1,7 @@
 // A small Borsh codec driven by field lists, so one layout serves both decoder and encoder.
 // Layouts only grow by appended fields: fields past `required` are optional and decoding stops
 // quietly at the first one the buffer cannot hold; trailing bytes are ignored.
+import { createMemo } from '../../core/memo.ts';
 import { base58Decode, base58Encode } from './base58.ts';
 
 export type FieldType =
@@ -38,17 +39,10 @@ const VECTOR_TOO_LONG = new Truncated('vector longer than the buffer');
 
 // Events name the same mints, pools and wallets again and again: their base58 text is kept,
 // keyed by the 32 bytes as latin1 (one char per byte, so distinct keys stay distinct).
-const pubkeys = new Map<string, string>();
+const pubkeys = createMemo<string>(100_000);
 
 function pubkeyText(view: Buffer, at: number): string {
-  const key = view.toString('latin1', at, at + 32);
-  let text = pubkeys.get(key);
-  if (text === undefined) {
-    text = base58Encode(view.subarray(at, at + 32));
-    if (pubkeys.size >= 100_000) pubkeys.clear();
-    pubkeys.set(key, text);
-  }
-  return text;
+  return pubkeys.get(view.toString('latin1', at, at + 32), () => base58Encode(view.subarray(at, at + 32)));
 }
 
 class Reader {

@@ -1,4 +1,5 @@
 // Shared pieces of the encoders: the transaction envelope, ATAs, anchor discriminators.
+import { createMemo } from '../../core/memo.ts';
 import { createHash } from 'node:crypto';
 import { base58Decode } from './base58.ts';
 import { solanaSignature } from './address.ts';
@@ -31,18 +32,13 @@ export interface CallPart {
   feePayer: string;
 }
 
-const ataCache = new Map<string, string>();
+const ataCache = createMemo<string>(100_000);
 
 export function associatedTokenAddress(owner: string, mint: string, tokenProgram = TOKEN_PROGRAM): string {
   // The simulator asks for the same (owner, mint) pairs over and over: skip decoding three keys.
-  const key = `${owner}:${mint}:${tokenProgram}`;
-  let address = ataCache.get(key);
-  if (address === undefined) {
-    address = deriveProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM);
-    if (ataCache.size >= 50_000) ataCache.clear();
-    ataCache.set(key, address);
-  }
-  return address;
+  return ataCache.get(`${owner}:${mint}:${tokenProgram}`, () =>
+    deriveProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM),
+  );
 }
 
 /** Anchor instruction discriminator sha256("global:<name>")[0..8]. */

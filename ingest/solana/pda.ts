@@ -1,5 +1,6 @@
 // Program-derived addresses (find_program_address): the bump search needs an ed25519 on-curve
 // test, done here with bigint field arithmetic (Euler's criterion on x² = (y²−1)/(d·y²+1)).
+import { createMemo } from '../../core/memo.ts';
 import { createHash } from 'node:crypto';
 import { base58Decode, base58Encode } from './base58.ts';
 import { PROGRAMS } from './constants.ts';
@@ -78,8 +79,8 @@ export function isOnCurveEuler(bytes: Uint8Array): boolean {
   return modPow(x2, (P - 1n) / 2n) === 1n;
 }
 
-const cache = new Map<string, string>();
 const CACHE_LIMIT = 200_000;
+const cache = createMemo<string>(CACHE_LIMIT);
 
 /** find_program_address(seeds, programId)[0]; seeds are utf8 text or raw bytes (pubkeys). */
 export function findProgramAddress(seeds: (string | Uint8Array)[], programId: string): string {
@@ -87,12 +88,7 @@ export function findProgramAddress(seeds: (string | Uint8Array)[], programId: st
   // Each seed as its length then one char per byte: distinct seed lists stay distinct, at half the length of hex.
   let cacheKey = programId;
   for (const seed of seedBytes) cacheKey += String.fromCharCode(seed.length) + seed.toString('latin1');
-  const cached = cache.get(cacheKey);
-  if (cached) return cached;
-  const address = deriveProgramAddress(seedBytes, programId);
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(cacheKey, address);
-  return address;
+  return cache.get(cacheKey, () => deriveProgramAddress(seedBytes, programId));
 }
 
 /** find_program_address without the cache, for callers that keep their own (associated token accounts). */
@@ -111,13 +107,7 @@ export function deriveProgramAddress(seeds: Uint8Array[], programId: string): st
 /** The pump.fun bonding curve of a mint: PDA ["bonding-curve", mint]. */
 export function pumpBondingCurve(mint: string): string {
   // Every pump.fun trade names its curve: keyed by the mint text, a hit skips decoding the key.
-  let address = curves.get(mint);
-  if (address === undefined) {
-    address = findProgramAddress(['bonding-curve', base58Decode(mint)], PROGRAMS.pumpfun);
-    if (curves.size >= CACHE_LIMIT) curves.clear();
-    curves.set(mint, address);
-  }
-  return address;
+  return curves.get(mint, () => findProgramAddress(['bonding-curve', base58Decode(mint)], PROGRAMS.pumpfun));
 }
 
-const curves = new Map<string, string>();
+const curves = createMemo<string>(CACHE_LIMIT);
