@@ -17,6 +17,7 @@ import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { createAddressSource } from '../ingest/simulator/addresses.ts';
 import { createMarket } from '../ingest/simulator/model.ts';
 import { startSimulatorNode } from '../ingest/simulator/node.ts';
+import { notificationBytes } from '../ingest/simulator/json-bytes.ts';
 import { createSolanaNodeChain, NodeFault } from '../ingest/simulator/node-chains.ts';
 import { createSimulatorPipeline } from '../ingest/simulator/pipeline.ts';
 import { SIMULATOR_LABELS_FILE } from '../ingest/simulator/labels-file.ts';
@@ -289,5 +290,41 @@ describe('simulator node: what a Solana chain keeps', () => {
     const header = chain.call('getBlock', [first + 4, { transactionDetails: 'none' }]) as { blockhash: string };
     assert.equal(typeof header.blockhash, 'string');
     assert.equal(full(first + 5).transactions.length, 1, 'a slot not processed yet keeps its transactions');
+  });
+});
+
+describe('simulator node: notification bytes', () => {
+  it('writes exactly the bytes of JSON.stringify, a block of many transactions included', () => {
+    const message = (result: unknown) => ({
+      jsonrpc: '2.0',
+      method: 'blockNotification',
+      params: { subscription: 7, result },
+    });
+    const tx = (i: number) => ({
+      transaction: {
+        signatures: [`sig${i}`],
+        note: i % 50 === 0 ? '"transactions":[] in a string, and ünïcode 🙂' : 'plain',
+      },
+      meta: i % 3 === 0 ? null : { err: null, fee: 5000 + i, skipped: undefined },
+    });
+    const cases = [
+      message({ slot: 1, parent: 0, root: 0 }),
+      message(null),
+      message({ context: { slot: 5 }, value: { slot: 5, err: null, block: { blockhash: 'h', transactions: [] } } }),
+      message({
+        context: { slot: 9 },
+        value: {
+          slot: 9,
+          err: null,
+          block: {
+            blockhash: 'say "transactions":[] here',
+            parentSlot: 8,
+            transactions: [...Array.from({ length: 3_000 }, (_, i) => tx(i)), undefined],
+            blockTime: 1_700_000_000,
+          },
+        },
+      }),
+    ];
+    for (const value of cases) assert.ok(notificationBytes(value).equals(Buffer.from(JSON.stringify(value))));
   });
 });

@@ -14,6 +14,7 @@ import type { Context } from '../../core/context.ts';
 import type { EvmChain } from './addresses.ts';
 import { createEvmNodeChain, createSolanaNodeChain, NodeFault, type Anchor, type NodeChain } from './node-chains.ts';
 import type { ChainRecord } from './records.ts';
+import { notificationBytes } from './json-bytes.ts';
 
 export interface SimulatorNode {
   /** The HTTP endpoint of a chain (`ws://` on the same path for subscriptions). */
@@ -158,12 +159,14 @@ export async function startSimulatorNode(ctx: Context, options: SimulatorNodeOpt
       if (subscription.chain !== chain) continue;
       const wire = subscription.method === 'eth_subscribe' ? id : Number(id);
       for (const result of chain.notifications(subscription.method, previousTip)) {
+        // Sent as text, as JSON.stringify's string would be.
         subscription.socket.send(
-          JSON.stringify({
+          notificationBytes({
             jsonrpc: '2.0',
             method: NOTIFICATION[subscription.method],
             params: { subscription: wire, result },
           }),
+          { binary: false },
         );
       }
     }
