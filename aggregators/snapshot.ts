@@ -39,8 +39,12 @@ const SNAPSHOT_MAGIC_V2 = Buffer.from('SPOTSNP2');
 const MAGIC_BYTES = SNAPSHOT_MAGIC.length;
 /** The magic and four section lengths (SPOTSNP2: two). */
 const HEAD_BYTES = MAGIC_BYTES + 32;
-/** Written in pieces of about this size (parked tokens are ~2 KB each). */
-const WRITE_CHUNK_BYTES = 4 * 1024 * 1024;
+/**
+ * Pieces handed to one writev (parked tokens are ~2 KB each). Written as they are, not copied into
+ * 4 MB chunks first: that Buffer.concat, fresh memory each time, was 2.6 % of the main thread in a
+ * live mainnet check.
+ */
+const WRITE_PIECES = 1024;
 
 type ParkedIndexEntry = [key: string, chain: Chain, updatedAt: number, expiry: number | null, length: number];
 type TokenIndexEntry = [key: string, length: number];
@@ -162,14 +166,13 @@ export async function writeSnapshotFile(file: string, pieces: Uint8Array[]): Pro
   const tmp = `${file}.tmp`;
   const handle = await fs.promises.open(tmp, 'w');
   try {
-    for (let i = 0; i < pieces.length; ) {
-      const chunk: Uint8Array[] = [];
-      let bytes = 0;
-      while (i < pieces.length && (chunk.length === 0 || bytes + pieces[i]!.byteLength <= WRITE_CHUNK_BYTES)) {
-        bytes += pieces[i]!.byteLength;
-        chunk.push(pieces[i++]!);
-      }
-      await handle.writeFile(chunk.length === 1 ? chunk[0]! : Buffer.concat(chunk, bytes));
+    for (let i = 0; i < pieces.length; i += WRITE_PIECES) {
+      const group = pieces.slice(i, i + WRITE_PIECES);
+      const { bytesWritten } = await handle.writev(group);
+      // libuv retries short writes, and reports the bytes written so far when a retry fails (a full disk).
+      const bytes = group.reduce((sum, piece) => sum + piece.byteLength, 0);
+      if (bytesWritten !== bytes)
+        throw new Error(`aggregator snapshot ${tmp}: wrote ${bytesWritten} of ${bytes} bytes`);
     }
     await handle.sync();
   } finally {

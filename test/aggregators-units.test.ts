@@ -882,6 +882,15 @@ describe('aggregator snapshot with parked tokens', () => {
       assert.throws(() => readSnapshot(file), /truncated or corrupt/);
     }));
 
+  it('writes a snapshot of more pieces than one writev takes, every byte in order', () =>
+    inTempDir(async (dir) => {
+      const pieces = Array.from({ length: 2_500 }, (_, i) => Buffer.alloc(1 + ((i * 7919) % 3_000), i % 251));
+      const file = path.join(dir, 'pieces.bin');
+      await writeSnapshotFile(file, pieces);
+      assert.ok(fs.readFileSync(file).equals(Buffer.concat(pieces)));
+      assert.equal(fs.existsSync(`${file}.tmp`), false);
+    }));
+
   it('a capture taken while processing goes on holds the state as of its start', () =>
     inTempDir(async (dir) => {
       const state = parkedRun();
