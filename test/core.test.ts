@@ -7,6 +7,7 @@ import { loadConfig, ConfigError } from '../core/config.ts';
 import { TOPICS, assertTopicValue } from '../core/topics.ts';
 import { createSlicer } from '../core/slices.ts';
 import { createMemo } from '../core/memo.ts';
+import { textOf } from '../core/text.ts';
 import { sampleToken, sampleTrade } from './fixtures/spec-samples.ts';
 
 describe('core/decimal', () => {
@@ -242,5 +243,18 @@ describe('core/memo', () => {
     // A key that fell out of both generations is derived again, not lost.
     assert.equal(memo.get('cold0', derive), 'v:cold0');
     assert.equal(derived, 20_002);
+  });
+});
+
+describe('core/text', () => {
+  it('reads UTF-8 bytes as Buffer#toString does, ASCII or not', () => {
+    const cases = [
+      Buffer.from('{"jsonrpc":"2.0","result":[1,2,3]}'),
+      Buffer.from(''),
+      Buffer.from('{"name":"tök 🙂","symbol":"Ω"}'),
+      Buffer.from([0x7b, 0xff, 0xfe, 0x22, 0x7d]), // not UTF-8: replacement characters, as toString gives
+      Buffer.from('x'.repeat(300_000)),
+    ];
+    for (const bytes of cases) assert.equal(textOf(bytes), bytes.toString('utf8'));
   });
 });

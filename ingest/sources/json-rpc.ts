@@ -2,6 +2,7 @@
 // subscriptions over WebSocket (the `ws` package; Node 20 has no stable global WebSocket).
 import WebSocket from 'ws';
 import type { Context } from '../../core/context.ts';
+import { textOf } from '../../core/text.ts';
 
 export class JsonRpcError extends Error {
   constructor(
@@ -75,7 +76,7 @@ export function createHttpRpc(options: { url: string; timeoutMs?: number }): Htt
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
-      text = await response.text();
+      text = textOf(Buffer.from(await response.arrayBuffer()));
     } catch (error) {
       throw new RpcTransportError(`${method}: ${(error as Error).message}`);
     }
@@ -151,7 +152,7 @@ export function connectWsRpc(options: { url: string; timeoutMs?: number }): Prom
   socket.on('message', (raw) => {
     let messages: RpcResponse[];
     try {
-      const parsed = JSON.parse(raw.toString()) as RpcResponse | RpcResponse[];
+      const parsed = JSON.parse(textOf(raw as Buffer)) as RpcResponse | RpcResponse[];
       messages = Array.isArray(parsed) ? parsed : [parsed];
     } catch {
       return;
