@@ -3,11 +3,11 @@
 // every form chDB takes: this text as one Buffer, TabSeparated text (DateTime64 written as
 // seconds.ms, the one unambiguous text form), RowBinary through a file() insert and Arrow columns
 // through arrowstream() (chDB's raw insert takes text only). This text is the cheapest to build on
-// the main thread (one native JSON.stringify over a batch of arrays; Arrow costs 2–4×, RowBinary
+// the main thread (native JSON.stringify over chunks of row arrays; Arrow costs 2–4×, RowBinary
 // 1.4× and a temp file per INSERT) and never the slowest to insert; only RowBinary was faster in
 // chDB, 1.15–1.41× on trades in quiet runs (docs/performance.md, the store path). The rows of a
-// batch are separated by commas (the outer brackets of the stringified batch dropped), which
-// ClickHouse's JSON*EachRow readers accept between rows.
+// chunk are separated by commas (the outer brackets of the stringified chunk dropped), and so are
+// chunks, which ClickHouse's JSON*EachRow readers accept between rows.
 import type { Token } from '../core/schemas.ts';
 import { createSlicer } from '../core/slices.ts';
 import type { BalanceRow, CandleRow, TokenEventRow, TradeRow, WalletLabelRow } from './types.ts';
