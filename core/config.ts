@@ -382,7 +382,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   logCompression: choiceSetting(
     'SPOT_LOG_COMPRESSION',
     ['deflate', 'none'],
-    'how the embedded log stores new record batches: `deflate` (zlib level 1: ~3.8x smaller, ~5.4 GB an hour at 2,000 swaps/s instead of ~20, for 8–12 % of replay and pipeline throughput) or `none` (JSON text); a log holding both is read either way (docs/performance.md)',
+    'how the embedded log stores new record batches: `deflate` (zlib level 1: ~3.8x smaller, ~5.4 GB an hour at 2,000 swaps/s instead of ~20; its CPU cost is measured in docs/performance.md) or `none` (JSON text); a log holding both is read either way',
   ),
   storeFlushMs: numberSetting(
     'SPOT_STORE_FLUSH_MS',

@@ -1,7 +1,6 @@
 // The embedded log's storage: one SQLite file (WAL), prepared statements, one transaction per
 // append. Non-compacted topics store record batches (one row per partition chunk of an append);
 // compacted topics store one row per key, replaced on write.
-import { createMemo, type Memo } from '../memo.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -18,6 +17,7 @@ import {
   type EncodedBatch,
   type FetchBudget,
 } from './record-batch.ts';
+import { createMemo, type Memo } from '../memo.ts';
 
 export const DEFAULT_PARTITIONS = 4;
 
@@ -317,7 +317,7 @@ export function openStore(options: StoreOptions) {
   function partitionOf(key: string, partitions: number): number {
     let memo = partitionMemo.get(partitions);
     if (!memo) partitionMemo.set(partitions, (memo = createMemo(100_000)));
-    return memo.get(key, () => partitionFor(key, partitions));
+    return memo.get(key) ?? memo.set(key, partitionFor(key, partitions));
   }
   const checkpointer = options.readonly
     ? null

@@ -1,9 +1,9 @@
 // ABI encoders for every log the decoder reads, built with viem (market simulator and tests),
 // a receipt builder and deterministic addresses/hashes from seed texts.
-import { createMemo } from '../../core/memo.ts';
 import { encodeAbiParameters, keccak256, stringToBytes, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import { EVENTS, TOPIC0 } from './abi.ts';
 import type { EvmLog, EvmReceipt } from './receipt.ts';
+import { createMemo } from '../../core/memo.ts';
 
 export type Address = `0x${string}`;
 
@@ -18,7 +18,7 @@ const seedAddresses = createMemo<Address>(100_000);
 
 /** 20 bytes: the first 20 bytes of keccak256(text). Memoised: the simulator reuses its seeds. */
 export function seedAddress(text: string): Address {
-  return seedAddresses.get(text, () => keccak256(stringToBytes(text)).slice(0, 42) as Address);
+  return seedAddresses.get(text) ?? seedAddresses.set(text, keccak256(stringToBytes(text)).slice(0, 42) as Address);
 }
 
 /** 32 bytes: keccak256(text), e.g. a transaction hash. */

@@ -1,7 +1,7 @@
 // Deterministic, valid-looking Solana keys and signatures from seed text (simulator and tests).
-import { createMemo } from '../../core/memo.ts';
 import { createHash } from 'node:crypto';
 import { base58Encode } from './base58.ts';
+import { createMemo } from '../../core/memo.ts';
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
@@ -11,7 +11,7 @@ const addresses = createMemo<string>(100_000);
 
 /** A 32-byte address: base58(sha256(seedText)). Memoised: encoders ask for the same seeds per call. */
 export function solanaAddress(seedText: string): string {
-  return addresses.get(seedText, () => base58Encode(sha256(seedText)));
+  return addresses.get(seedText) ?? addresses.set(seedText, base58Encode(sha256(seedText)));
 }
 
 /** A 64-byte transaction signature: base58(sha256(seed‖0) ‖ sha256(seed‖1)). */

@@ -1,8 +1,8 @@
 // A small Borsh codec driven by field lists, so one layout serves both decoder and encoder.
 // Layouts only grow by appended fields: fields past `required` are optional and decoding stops
 // quietly at the first one the buffer cannot hold; trailing bytes are ignored.
-import { createMemo } from '../../core/memo.ts';
 import { base58Decode, base58Encode } from './base58.ts';
+import { createMemo } from '../../core/memo.ts';
 
 export type FieldType =
   | 'u8'
@@ -42,7 +42,8 @@ const VECTOR_TOO_LONG = new Truncated('vector longer than the buffer');
 const pubkeys = createMemo<string>(100_000);
 
 function pubkeyText(view: Buffer, at: number): string {
-  return pubkeys.get(view.toString('latin1', at, at + 32), () => base58Encode(view.subarray(at, at + 32)));
+  const key = view.toString('latin1', at, at + 32);
+  return pubkeys.get(key) ?? pubkeys.set(key, base58Encode(view.subarray(at, at + 32)));
 }
 
 class Reader {

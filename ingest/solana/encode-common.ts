@@ -1,5 +1,4 @@
 // Shared pieces of the encoders: the transaction envelope, ATAs, anchor discriminators.
-import { createMemo } from '../../core/memo.ts';
 import { createHash } from 'node:crypto';
 import { base58Decode } from './base58.ts';
 import { solanaSignature } from './address.ts';
@@ -7,6 +6,7 @@ import { buildTransaction, type EmitMode, type SolanaCall, type TokenBalanceSpec
 import { TOKEN_PROGRAM } from './constants.ts';
 import { deriveProgramAddress } from './pda.ts';
 import type { SolanaTransaction } from './transaction.ts';
+import { createMemo } from '../../core/memo.ts';
 
 export const ATA_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
 
@@ -36,8 +36,13 @@ const ataCache = createMemo<string>(100_000);
 
 export function associatedTokenAddress(owner: string, mint: string, tokenProgram = TOKEN_PROGRAM): string {
   // The simulator asks for the same (owner, mint) pairs over and over: skip decoding three keys.
-  return ataCache.get(`${owner}:${mint}:${tokenProgram}`, () =>
-    deriveProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM),
+  const key = `${owner}:${mint}:${tokenProgram}`;
+  return (
+    ataCache.get(key) ??
+    ataCache.set(
+      key,
+      deriveProgramAddress([base58Decode(owner), base58Decode(tokenProgram), base58Decode(mint)], ATA_PROGRAM),
+    )
   );
 }
 

@@ -1,9 +1,9 @@
 // Program-derived addresses (find_program_address): the bump search needs an ed25519 on-curve
 // test, done here with bigint field arithmetic (Euler's criterion on x² = (y²−1)/(d·y²+1)).
-import { createMemo } from '../../core/memo.ts';
 import { createHash } from 'node:crypto';
 import { base58Decode, base58Encode } from './base58.ts';
 import { PROGRAMS } from './constants.ts';
+import { createMemo } from '../../core/memo.ts';
 
 const P = 2n ** 255n - 19n;
 
@@ -88,7 +88,7 @@ export function findProgramAddress(seeds: (string | Uint8Array)[], programId: st
   // Each seed as its length then one char per byte: distinct seed lists stay distinct, at half the length of hex.
   let cacheKey = programId;
   for (const seed of seedBytes) cacheKey += String.fromCharCode(seed.length) + seed.toString('latin1');
-  return cache.get(cacheKey, () => deriveProgramAddress(seedBytes, programId));
+  return cache.get(cacheKey) ?? cache.set(cacheKey, deriveProgramAddress(seedBytes, programId));
 }
 
 /** find_program_address without the cache, for callers that keep their own (associated token accounts). */
@@ -107,7 +107,9 @@ export function deriveProgramAddress(seeds: Uint8Array[], programId: string): st
 /** The pump.fun bonding curve of a mint: PDA ["bonding-curve", mint]. */
 export function pumpBondingCurve(mint: string): string {
   // Every pump.fun trade names its curve: keyed by the mint text, a hit skips decoding the key.
-  return curves.get(mint, () => findProgramAddress(['bonding-curve', base58Decode(mint)], PROGRAMS.pumpfun));
+  return (
+    curves.get(mint) ?? curves.set(mint, findProgramAddress(['bonding-curve', base58Decode(mint)], PROGRAMS.pumpfun))
+  );
 }
 
 const curves = createMemo<string>(CACHE_LIMIT);
