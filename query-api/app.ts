@@ -43,6 +43,8 @@ export interface QueryApiOptions {
   ops?: Ops;
   /** The live console at / (query-api/console). */
   console?: ConsoleHandler;
+  /** How long stop() lets requests in flight finish before it cuts every connection (default 1 s). */
+  stopGraceMs?: number;
 }
 
 export interface QueryApi {
@@ -58,6 +60,7 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi {
   const log = ctx.logger.child({ component: 'query-api' });
   const now = options.now ?? Date.now;
+  const stopGraceMs = options.stopGraceMs ?? 1000;
   const ownViews = options.views === undefined;
   const views = options.views ?? createHotViews(ctx, { log: options.log, store: options.store, now });
   const keyLimiter: RateLimiter =
@@ -237,7 +240,13 @@ export function createQueryApi(ctx: Context, options: QueryApiOptions): QueryApi
         const s = server;
         server = null;
         s.closeIdleConnections?.();
-        await new Promise<void>((resolve) => s.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        // A client that does not read its response holds the connection open (measured: a
+        // readiness probe that left /openapi.json unread held the serving thread's stop to its
+        // 5 s cut-off). Requests in flight get a grace period, then every connection is cut.
+        const cut = setTimeout(() => s.closeAllConnections?.(), stopGraceMs);
+        await closed;
+        clearTimeout(cut);
       }
       if (ownViews) await views.stop();
     },

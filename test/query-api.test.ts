@@ -1,6 +1,8 @@
 // Query API: token details, routing, headers, authentication, limits, credits, outages and
 // /openapi.json, through real HTTP against the service started in-process.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createClickHouseClient } from '../clickhouse/client.ts';
@@ -372,6 +374,25 @@ describe('query API: tokens, routing, headers, auth, limits', () => {
         'CLI revocation',
         3000,
       );
+    });
+  });
+
+  describe('stop', () => {
+    it('cuts a connection whose request is still in flight once the grace period is over', async () => {
+      const { api, base } = await env.extra({ stopGraceMs: 200 });
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+      await once(socket, 'connect');
+      const closedByServer = once(socket, 'close');
+      // A body announced and never finished: the request stays in flight, as with a client that stalls.
+      socket.write(
+        `POST /v1/discovery HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${env.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"chains":`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const from = performance.now();
+      await api.stop();
+      const ms = performance.now() - from;
+      assert.ok(ms >= 150 && ms < 2000, `stopped after ${ms} ms`);
+      await closedByServer;
     });
   });
 

@@ -180,7 +180,12 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
   const http = `http://127.0.0.1:${httpPort}`;
   const sql = `http://127.0.0.1:${sqlPort}`;
   const ready = waitFor(
-    async () => ((await fetch(`${http}/openapi.json`).catch(() => null))?.ok ? true : undefined),
+    async () => {
+      const response = await fetch(`${http}/openapi.json`).catch(() => null);
+      // Read to the end: an unread body holds the connection (and the serving thread's stop).
+      await response?.arrayBuffer().catch(() => null);
+      return response?.ok ? true : undefined;
+    },
     120_000,
     'spot up to serve REST',
   );
