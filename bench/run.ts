@@ -104,6 +104,22 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     quick: { durationSeconds: 4, warmupSeconds: 4 },
     timeoutMs: 240_000,
   },
+  check: {
+    file: 'check.ts',
+    params: {},
+    quick: {
+      rate: 200,
+      profile: '',
+      warmHours: 0.05,
+      durationSeconds: 20,
+      windowSeconds: 5,
+      growthFromSeconds: 8,
+      growthToSeconds: 18,
+      cpuFromSeconds: 8,
+      storeWindowSeconds: 10,
+    },
+    timeoutMs: 240_000,
+  },
   memory: {
     file: 'memory.ts',
     params: { tokens: 20_000 },

@@ -122,6 +122,25 @@ describe('bench harness (spot bench --quick)', function () {
     assert.ok(!idle.measurements.some((m) => m.metric === 'rssGrowth'), 'no figure without the span');
   });
 
+  it("runs the issue's check: token details and a bare server answered one after the other, growth and exit checked", () => {
+    const run = report.scenarios.find((s) => s.scenario === 'check')!;
+    const [tokenDetails, bare] = run.measurements.filter((m) => m.metric === 'p99');
+    assert.ok(tokenDetails && bare, 'the service and the bare server');
+    assert.ok((tokenDetails.extra?.requests as number) > 0, 'token details were asked');
+    assert.equal(tokenDetails.extra?.non2xx, 0);
+    // One bare request follows each token request, unless the run ended between the two.
+    assert.ok(Math.abs((bare.extra?.requests as number) - (tokenDetails.extra?.requests as number)) <= 1);
+    assert.ok(
+      Object.keys(tokenDetails.extra ?? {}).some((k) => k.startsWith('p99At')),
+      'windows',
+    );
+    const labels = run.targets.map((t) => t.metric).sort();
+    assert.deepEqual(labels, ['p99', 'rssGrowth', 'shutdownMs', 'tradesPerSecond']);
+    const exit = run.measurements.find((m) => m.metric === 'shutdownMs')!;
+    assert.equal(exit.extra?.exitCode, 0);
+    assert.ok(run.ratios.tokenDetailsP99OverBareServerP99! > 0);
+  });
+
   it('writes the markdown table', () => {
     const md = fs.readFileSync(path.join(out, 'latest.md'), 'utf8');
     assert.match(md, /\| Scenario \| Subject \| Result \| Details \|/);

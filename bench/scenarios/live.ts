@@ -15,6 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { createEmbeddedLog, embeddedLogPath } from '../../core/eventlog/index.ts';
 import { TOPICS } from '../../core/topics.ts';
+import { startBareServer, type BareServer } from '../lib/bare-server.ts';
 import { startClients, type Clients } from '../lib/clients.ts';
 import { check, epochNow, runScenarioMain, sleep, type Measurement, type TargetCheck } from '../lib/scenario.ts';
 import { machineShare, machineTicks, type MachineShare } from '../lib/machine-cpu.ts';
@@ -175,6 +176,8 @@ runScenarioMain<Params>(
     const startedAt = epochNow();
     const clients: Clients[] = [];
     let rest: ReturnType<typeof startRestLoad> | null = null;
+    let bare: BareServer | null = null;
+    let bareRest: ReturnType<typeof startRestLoad> | null = null;
     const reader = createEmbeddedLog(ctx, { path: embeddedLogPath(dir), readonly: true, pollMs: 2 });
     const swapReader = reader.consumer({ group: 'bench-swaps', topics: [TOPICS.swaps.name], start: 'latest' });
     const tradeReader = reader.consumer({ group: 'bench-trades', topics: [TOPICS.trades.name], start: 'latest' });
@@ -229,6 +232,11 @@ runScenarioMain<Params>(
         tokens.map((t) => `/v1/tokens/${t.chain}/${t.token}`),
         soak && tokens.length > 0 ? params.restPerSecond : 0,
       );
+      // The same load on a bare server in a process of its own: what the machine gives any process.
+      if (soak && params.restPerSecond > 0) {
+        bare = await startBareServer();
+        bareRest = startRestLoad(bare.url, '', ['/'], params.restPerSecond);
+      }
 
       const countTrades = async () =>
         Number((await spot.query<{ n: string }>('SELECT count() AS n FROM spot.trades'))[0]?.n ?? 0);
@@ -349,6 +357,9 @@ runScenarioMain<Params>(
       const restTotals = rest.take();
       append(restLatencies, restTotals.taken);
       rest.stop();
+      const bareSummary = bareRest ? summarize(bareRest.take().taken) : null;
+      bareRest?.stop();
+      bare?.stop();
       const clientProcesses = clients.length;
       for (const c of clients) await c.close();
       clients.length = 0;
@@ -469,6 +480,14 @@ runScenarioMain<Params>(
             errors: restTotals.errors,
           },
         });
+        if (bareSummary)
+          measurements.push({
+            subject: `a bare HTTP server in its own process at the same ${params.restPerSecond} req/s (the machine under the same load)`,
+            metric: 'p99',
+            value: round(bareSummary.p99),
+            unit: 'ms',
+            extra: { p50: round(bareSummary.p50), max: round(bareSummary.max), requests: bareSummary.count },
+          });
         // Without subscribers (`--set subscribers=0`: REST alone beside ingest) there are no frames.
         if (params.subscribers > 0)
           measurements.push(
@@ -578,7 +597,9 @@ runScenarioMain<Params>(
       await readingTrades;
       return {
         measurements,
-        ratios: {},
+        ratios: (bareSummary
+          ? { restP99OverBareServerP99: round(restSummary.p99 / bareSummary.p99, 2) }
+          : {}) as Record<string, number>,
         targets,
         notes: [
           `A real \`spot up\` child process (bin/spot.js) on a fresh data dir, simulator at SPOT_SIM_RATE=${params.rate}, SPOT_SIM_WARM_HOURS=${params.warmHours}; measured for ${round(seconds, 0)} s after a ${params.warmupSeconds} s warm-up. CPU and RSS from /proc (every thread).`,
@@ -600,6 +621,8 @@ runScenarioMain<Params>(
       };
     } finally {
       rest?.stop();
+      bareRest?.stop();
+      bare?.stop();
       for (const c of clients) await c.close().catch(() => {});
       await swapReader.stop().catch(() => {});
       await tradeReader.stop().catch(() => {});
