@@ -106,7 +106,7 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   },
   check: {
     file: 'check.ts',
-    params: {},
+    params: { rate: 2000, warmHours: 24, durationSeconds: 360 },
     quick: {
       rate: 200,
       profile: '',
