@@ -16,7 +16,15 @@ export async function startBareServer(): Promise<BareServer> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-e', SERVER_SOURCE, String(port)], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => ((await fetch(url).catch(() => null))?.ok ? true : undefined), 10_000, 'the bare server');
+  await waitFor(
+    async () => {
+      const response = await fetch(url).catch(() => null);
+      await response?.arrayBuffer().catch(() => null);
+      return response?.ok ? true : undefined;
+    },
+    10_000,
+    'the bare server',
+  );
   return {
     url,
     stop: () => {

@@ -115,6 +115,7 @@ runScenarioMain<Params>(
       const stored: Array<{ at: number; trades: number }> = [];
       let token: { chain: string; token: string } | null = null;
       let threadsFrom: Record<string, number> | null = null;
+      let threadsFromAt = 0;
       let threadsTo: Record<string, number> | null = null;
       let nodeFrom: ProcessSample | null = null;
       let nodeTo: ProcessSample | null = null;
@@ -129,6 +130,7 @@ runScenarioMain<Params>(
           samples.push(service.sample());
           if (!threadsFrom && now >= startedAt + params.cpuFromSeconds * 1000) {
             threadsFrom = service.threadCpu();
+            threadsFromAt = epochNow();
             nodeFrom = service.simulatorNodeSample();
           }
           if (now >= nextStoreAt) {
@@ -175,6 +177,7 @@ runScenarioMain<Params>(
         await sleep(params.requestGapMs);
       }
       threadsTo = service.threadCpu();
+      const threadsToAt = epochNow();
       nodeTo = service.simulatorNodeSample();
       stopping = true;
       await sampling;
@@ -195,7 +198,7 @@ runScenarioMain<Params>(
         storeFrom && storeTo && storeTo.at > storeFrom.at
           ? ((storeTo.trades - storeFrom.trades) * 1000) / (storeTo.at - storeFrom.at)
           : Number.NaN;
-      const cpuSpanMs = (threadsFrom ? last.at - (startedAt + params.cpuFromSeconds * 1000) : 0) || 1;
+      const cpuSpanMs = threadsToAt - threadsFromAt;
       const threadShare: Record<string, number> = {};
       if (threadsFrom && threadsTo)
         for (const [name, ms] of Object.entries(threadsTo as Record<string, number>)) {

@@ -464,6 +464,8 @@ runScenarioMain<Params>(
           extra: { exitCode: stopped.code ?? -1 },
         },
       ];
+      const ratios: Record<string, number> = {};
+      if (bareSummary) ratios.restP99OverBareServerP99 = round(restSummary.p99 / bareSummary.p99, 2);
       const targets: TargetCheck[] = [];
       if (soak) {
         measurements.push({
@@ -597,9 +599,7 @@ runScenarioMain<Params>(
       await readingTrades;
       return {
         measurements,
-        ratios: (bareSummary
-          ? { restP99OverBareServerP99: round(restSummary.p99 / bareSummary.p99, 2) }
-          : {}) as Record<string, number>,
+        ratios,
         targets,
         notes: [
           `A real \`spot up\` child process (bin/spot.js) on a fresh data dir, simulator at SPOT_SIM_RATE=${params.rate}, SPOT_SIM_WARM_HOURS=${params.warmHours}; measured for ${round(seconds, 0)} s after a ${params.warmupSeconds} s warm-up. CPU and RSS from /proc (every thread).`,
