@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { createClient } from '@clickhouse/client';
-import { freePort, waitFor } from './helpers/ports.ts';
+import { answersOk, freePort, waitFor } from './helpers/ports.ts';
 
 const KEY = 'e2e-test-key-0001';
 
@@ -45,11 +45,7 @@ describe('spot up (end to end, child process)', function () {
     });
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
-    await waitFor(
-      async () => ((await fetch(`${http}/openapi.json`)).ok ? true : undefined),
-      90_000,
-      'the REST API',
-    ).catch((error) => {
+    await waitFor(() => answersOk(`${http}/openapi.json`), 90_000, 'the REST API').catch((error) => {
       throw new Error(`${error.message}\n--- service output ---\n${output.slice(-4000)}`);
     });
   });

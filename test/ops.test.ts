@@ -18,7 +18,7 @@ import { createClickHouseClient } from '../clickhouse/client.ts';
 import { createStore } from '../clickhouse/store.ts';
 import { createOps } from '../query-api/ops-routes.ts';
 import { createRuntime, waitForShutdown } from '../cli/runtime.ts';
-import { freePort, waitFor } from './helpers/ports.ts';
+import { answersOk, freePort, waitFor } from './helpers/ports.ts';
 
 const KEY = 'ops-test-key-0001';
 
@@ -115,11 +115,9 @@ describe('operations: spot up serves metrics and health', function () {
       SPOT_SIM_RATE: '100',
       SPOT_LOG_FORMAT: 'json',
     });
-    await waitFor(async () => ((await fetch(`${http}/healthz`)).ok ? true : undefined), 90_000, 'the REST port').catch(
-      (error) => {
-        throw new Error(`${error.message}\n--- service output ---\n${proc.output().slice(-4000)}`);
-      },
-    );
+    await waitFor(() => answersOk(`${http}/healthz`), 90_000, 'the REST port').catch((error) => {
+      throw new Error(`${error.message}\n--- service output ---\n${proc.output().slice(-4000)}`);
+    });
   });
 
   after(async () => {

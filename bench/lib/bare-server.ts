@@ -3,7 +3,7 @@
 // requests under the same load. A REST latency above the service's target next to it shows the
 // machine's share of the figure; the gap between the two is the service's own.
 import { spawn } from 'node:child_process';
-import { freePort, waitFor } from '../../test/helpers/ports.ts';
+import { answersOk, freePort, waitFor } from '../../test/helpers/ports.ts';
 
 export interface BareServer {
   url: string;
@@ -16,15 +16,7 @@ export async function startBareServer(): Promise<BareServer> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-e', SERVER_SOURCE, String(port)], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    async () => {
-      const response = await fetch(url).catch(() => null);
-      await response?.arrayBuffer().catch(() => null);
-      return response?.ok ? true : undefined;
-    },
-    10_000,
-    'the bare server',
-  );
+  await waitFor(() => answersOk(url), 10_000, 'the bare server');
   return {
     url,
     stop: () => {

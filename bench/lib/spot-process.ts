@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@clickhouse/client';
-import { freePort, waitFor } from '../../test/helpers/ports.ts';
+import { answersOk, freePort, waitFor } from '../../test/helpers/ports.ts';
 import { epochNow } from './scenario.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -179,16 +179,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
   };
   const http = `http://127.0.0.1:${httpPort}`;
   const sql = `http://127.0.0.1:${sqlPort}`;
-  const ready = waitFor(
-    async () => {
-      const response = await fetch(`${http}/openapi.json`).catch(() => null);
-      // Read to the end: an unread body holds the connection (and the serving thread's stop).
-      await response?.arrayBuffer().catch(() => null);
-      return response?.ok ? true : undefined;
-    },
-    120_000,
-    'spot up to serve REST',
-  );
+  const ready = waitFor(() => answersOk(`${http}/openapi.json`), 120_000, 'spot up to serve REST');
   await Promise.race([
     ready,
     exited.then(({ code }) => {

@@ -29,3 +29,13 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs:
   }
   throw new Error(`timed out waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
 }
+
+/**
+ * True once `url` answers 2xx, else undefined; a refused connection throws (a probe for waitFor). The body is read to the end:
+ * an unread one holds its connection, and a server's stop waits for it.
+ */
+export async function answersOk(url: string): Promise<true | undefined> {
+  const response = await fetch(url);
+  await response.arrayBuffer();
+  return response.ok ? true : undefined;
+}
