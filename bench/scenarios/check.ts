@@ -60,6 +60,18 @@ function windowP99s(samples: ReadonlyArray<{ at: number; ms: number }>, from: nu
   return Object.fromEntries([...windows].map(([start, list]) => [`p99At${start}s`, round(summarize(list).p99, 1)]));
 }
 
+interface CpuReading {
+  threads: Record<string, number>;
+  node: ProcessSample | null;
+  at: number;
+}
+
+const readCpu = (spot: SpotProcess): CpuReading => ({
+  threads: spot.threadCpu(),
+  node: spot.simulatorNodeSample(),
+  at: epochNow(),
+});
+
 /** The sample nearest `at`. */
 const nearest = (samples: readonly ProcessSample[], at: number) =>
   samples.reduce((best, s) => (Math.abs(s.at - at) < Math.abs(best.at - at) ? s : best), samples[0]!);
@@ -114,11 +126,8 @@ runScenarioMain<Params>(
       const samples: ProcessSample[] = [service.sample()];
       const stored: Array<{ at: number; trades: number }> = [];
       let token: { chain: string; token: string } | null = null;
-      let threadsFrom: Record<string, number> | null = null;
-      let threadsFromAt = 0;
-      let threadsTo: Record<string, number> | null = null;
-      let nodeFrom: ProcessSample | null = null;
-      let nodeTo: ProcessSample | null = null;
+      /** Per-thread CPU and the chain node's, read at cpuFromSeconds and at the end. */
+      let cpuFrom: CpuReading | null = null;
       let stopping = false;
 
       // Side loops: none of them holds up a request (a store query can wait behind inserts).
@@ -128,11 +137,7 @@ runScenarioMain<Params>(
         while (!stopping) {
           const now = epochNow();
           samples.push(service.sample());
-          if (!threadsFrom && now >= startedAt + params.cpuFromSeconds * 1000) {
-            threadsFrom = service.threadCpu();
-            threadsFromAt = epochNow();
-            nodeFrom = service.simulatorNodeSample();
-          }
+          if (!cpuFrom && now >= startedAt + params.cpuFromSeconds * 1000) cpuFrom = readCpu(service);
           if (now >= nextStoreAt) {
             nextStoreAt = now + params.windowSeconds * 1000;
             void service
@@ -176,9 +181,9 @@ runScenarioMain<Params>(
         bareLatencies.push({ at: epochNow(), ms: baseline.ms });
         await sleep(params.requestGapMs);
       }
-      threadsTo = service.threadCpu();
-      const threadsToAt = epochNow();
-      nodeTo = service.simulatorNodeSample();
+      const cpuTo = readCpu(service);
+      // Assigned in the sampling loop, which narrowing does not follow.
+      const from = cpuFrom as CpuReading | null;
       stopping = true;
       await sampling;
       const last = service.sample();
@@ -198,11 +203,10 @@ runScenarioMain<Params>(
         storeFrom && storeTo && storeTo.at > storeFrom.at
           ? ((storeTo.trades - storeFrom.trades) * 1000) / (storeTo.at - storeFrom.at)
           : Number.NaN;
-      const cpuSpanMs = threadsToAt - threadsFromAt;
       const threadShare: Record<string, number> = {};
-      if (threadsFrom && threadsTo)
-        for (const [name, ms] of Object.entries(threadsTo as Record<string, number>)) {
-          const share = (ms - ((threadsFrom as Record<string, number>)[name] ?? 0)) / cpuSpanMs;
+      if (from)
+        for (const [name, ms] of Object.entries(cpuTo.threads)) {
+          const share = (ms - (from.threads[name] ?? 0)) / (cpuTo.at - from.at);
           if (share >= 0.005) threadShare[name] = round(share, 3);
         }
       const tokenSummary = summarize(tokenLatencies.map((l) => l.ms));
@@ -260,12 +264,12 @@ runScenarioMain<Params>(
             ...Object.fromEntries(stored.map((s) => [`tradesAt${Math.round((s.at - startedAt) / 1000)}s`, s.trades])),
           },
         },
-        ...(nodeFrom && nodeTo
+        ...(from?.node && cpuTo.node
           ? [
               {
                 subject: `the simulator's chain node (the chain, not the service): CPU from ${minutes(params.cpuFromSeconds)} min`,
                 metric: 'coreShare',
-                value: round(coreShare(nodeFrom, nodeTo), 3),
+                value: round(coreShare(from.node, cpuTo.node), 3),
                 unit: 'cores',
               },
             ]
