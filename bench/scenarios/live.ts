@@ -202,7 +202,13 @@ runScenarioMain<Params>(
       });
 
       await sleep(params.warmupSeconds * 1000);
-      const tokens = soak ? await spot.topTokens(Math.max(1, Math.min(100, params.subscribers))) : [];
+      // The store may hold no trade yet after the warm-up on a loaded machine (a quick soak under
+      // CI): asked again each second, for up to a minute, rather than running without clients.
+      let tokens: Array<{ chain: string; token: string }> = [];
+      for (let tries = 0; soak && tokens.length === 0 && tries < 60; tries++) {
+        if (tries > 0) await sleep(1000);
+        tokens = await spot.topTokens(Math.max(1, Math.min(100, params.subscribers)));
+      }
       for (let k = 0; soak && k < keyCount && tokens.length > 0; k++) {
         const connections = Math.min(CONNECTIONS_PER_KEY, params.subscribers - k * CONNECTIONS_PER_KEY);
         if (connections <= 0) break;
