@@ -25,7 +25,7 @@ import { createSlicer, SERVING_FETCH_BYTES, SLICE_MS, waitForTurn } from '../cor
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
 import { createTokenPacker, type TokenEntry } from './token-pack.ts';
 import { STALE_AFTER_MS } from './discovery-filters.ts';
-import { compareItemsNewestFirst, tradeItem, tradeRowJson, type TradeItem } from './trade-json.ts';
+import { compareItemsNewestFirst, tradeItem, tradeRowJson, tradeText, type TradeItem } from './trade-json.ts';
 
 export interface HotViews {
   start(): Promise<void>;
@@ -58,9 +58,19 @@ export interface HotViews {
    */
   applyToken(token: Token, text?: string): void;
   applyTrade(message: PricedTradeMessage): void;
+  /**
+   * A spot.trades.v1 value as it came from the log, keyed `chain:address`, read without parsing
+   * its trade (trade-json.ts tradeText); false, applying nothing, when the text has another shape.
+   */
+  applyTradeText(key: string, text: string): boolean;
   applyCandles(message: CandleUpdateMessage): void;
   /** A spot.candles.v1 value as it came from the log, keyed `chain:address`; not parsed (see candleHeader). */
   applyCandlesText(key: string, text: string): void;
+  /**
+   * Deflates the token versions and candle states made before `madeBefore` (performance.now()),
+   * as start()'s timer does for those not replaced for 2 s (exported for tools that never start).
+   */
+  packIdle(madeBefore: number): void;
 }
 
 export interface HotViewsOptions {
@@ -85,14 +95,18 @@ export const IDLE_GRACE_MS = 5 * 60_000;
  */
 export const RING_IDLE_MS = 60 * 60_000;
 const UNPACKED_CANDLES = 256;
-/** A token version not replaced for this long is deflated (token-pack.ts). */
+/** Plain candle states kept at most (~10 KB each); past it, the oldest is deflated at once. */
+const MAX_PLAIN_CANDLES = 1024;
+/** A token version or candle state not replaced for this long is deflated (token-pack.ts). */
 const PLAIN_MS = 2_000;
 const PACK_EVERY_MS = 100;
 
 interface CandleState {
   updatedAt: number;
-  /** The message's JSON, deflated (latin1 string): open candles repeat across timeframes. */
-  packed: string;
+  /** The message's JSON, deflated (latin1 string): open candles repeat across timeframes. Null while plain. */
+  packed: string | null;
+  /** The message's JSON until it is packed: a busy token's state is replaced every views pass. */
+  plain: string | null;
   seenAt: number;
   /** The newest open bucket time over every timeframe: a trade before it is late for some timeframe. */
   newestOpen: number;
@@ -188,8 +202,8 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   const openOf = (state: CandleState): CandleUpdateMessage['open'] => {
     let open = unpacked.get(state);
     if (open) return open;
-    open = (JSON.parse(zlib.inflateRawSync(Buffer.from(state.packed, 'latin1')).toString()) as CandleUpdateMessage)
-      .open;
+    const text = state.plain ?? zlib.inflateRawSync(Buffer.from(state.packed!, 'latin1')).toString();
+    open = (JSON.parse(text) as CandleUpdateMessage).open;
     unpacked.set(state, open);
     if (unpacked.size > UNPACKED_CANDLES) unpacked.delete(unpacked.keys().next().value as CandleState);
     return open;
@@ -215,38 +229,72 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     if (previous) packer.drop(previous);
   }
 
-  function applyTrade(message: PricedTradeMessage): void {
-    const trade = message.trade;
-    const key = tokenKey(trade.chain, trade.token);
+  /** A trade of token `key` (chain:address) at `timestamp`; its item made only when a ring takes it. */
+  function holdTrade(
+    key: string,
+    chain: string,
+    timestamp: number,
+    identities: readonly string[],
+    itemOf: () => TradeItem,
+  ): void {
     const candleState = candles.get(key);
-    if (candleState && trade.timestamp < candleState.newestOpen) candleState.generation = ++generations;
+    if (candleState && timestamp < candleState.newestOpen) candleState.generation = ++generations;
     let item: TradeItem | undefined;
     let ring = tokenRings.get(key);
     // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
     // the next sweep would drop it.
-    if (ring || trade.timestamp >= now() - RING_IDLE_MS) {
+    if (ring || timestamp >= now() - RING_IDLE_MS) {
       if (ring) tokenRings.delete(key);
       else ring = { items: [], partial: true, ready: true };
       tokenRings.set(key, ring);
-      insertTrade(ring, (item = tradeItem(trade)), perToken);
+      insertTrade(ring, (item = itemOf()), perToken);
     }
-    for (const identity of new Set(message.identities)) {
-      const feed = feedRings.get(`${identity}:${trade.chain}`);
-      if (feed) insertTrade(feed, (item ??= tradeItem(trade)), perFeed);
+    for (const identity of new Set(identities)) {
+      const feed = feedRings.get(`${identity}:${chain}`);
+      if (feed) insertTrade(feed, (item ??= itemOf()), perFeed);
     }
+  }
+
+  function applyTrade(message: PricedTradeMessage): void {
+    const trade = message.trade;
+    holdTrade(tokenKey(trade.chain, trade.token), trade.chain, trade.timestamp, message.identities, () =>
+      tradeItem(trade),
+    );
+  }
+
+  function applyTradeText(key: string, text: string): boolean {
+    const held = tradeText(text);
+    const colon = key.indexOf(':');
+    if (!held || colon <= 0) return false;
+    holdTrade(key, key.slice(0, colon), held.item.timestamp, held.identities, () => held.item);
+    return true;
+  }
+
+  // Candle states not deflated yet, oldest first, with when they were made (as token versions in token-pack.ts).
+  const plainCandles = new Map<CandleState, number>();
+
+  function packCandles(state: CandleState): void {
+    state.packed = zlib.deflateRawSync(Buffer.from(state.plain!), { level: 1 }).toString('latin1');
+    state.plain = null;
+    plainCandles.delete(state);
   }
 
   function putCandles(key: string, text: string, updatedAt: number, newestOpen: number): void {
     const previous = candles.get(key);
     if (previous && previous.updatedAt > updatedAt) return;
+    if (previous) plainCandles.delete(previous);
     candles.delete(key);
-    candles.set(key, {
+    const state: CandleState = {
       updatedAt,
-      packed: zlib.deflateRawSync(Buffer.from(text), { level: 1 }).toString('latin1'),
+      packed: null,
+      plain: text,
       seenAt: now(),
       newestOpen,
       generation: previous?.generation ?? ++generations,
-    });
+    };
+    candles.set(key, state);
+    plainCandles.set(state, performance.now());
+    if (plainCandles.size > MAX_PLAIN_CANDLES) packCandles(plainCandles.keys().next().value as CandleState);
   }
 
   function applyCandles(message: CandleUpdateMessage): void {
@@ -259,6 +307,14 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     const header = candleHeader(text);
     if (header) putCandles(key, text, header.updatedAt, header.newestOpen);
     else logger.warn({ key }, 'skipping a candles message without updatedAt and candle times');
+  }
+
+  function packIdle(madeBefore: number, due?: () => boolean): void {
+    packer.pack(madeBefore, due);
+    for (const [state, madeAt] of plainCandles) {
+      if (madeAt >= madeBefore || due?.()) break;
+      packCandles(state);
+    }
   }
 
   function sweep(): void {
@@ -275,9 +331,10 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       if (last && last.timestamp >= ringCutoff) break;
       tokenRings.delete(key);
     }
-    for (const [key, { seenAt }] of candles) {
-      if (seenAt >= cutoff) break;
+    for (const [key, state] of candles) {
+      if (state.seenAt >= cutoff) break;
       candles.delete(key);
+      plainCandles.delete(state);
     }
   }
 
@@ -316,8 +373,10 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     discovery,
     applyToken,
     applyTrade,
+    applyTradeText,
     applyCandles,
     applyCandlesText,
+    packIdle: (madeBefore) => packIdle(madeBefore),
 
     async start() {
       await options.log.ensureTopics([TOPICS.tokens, TOPICS.candles, TOPICS.trades]);
@@ -348,8 +407,11 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         .run(async (batch) => {
           const slicer = createSlicer();
           for (const message of batch.messages) {
-            const value = parse(message) as PricedTradeMessage | null;
-            if (value?.trade) applyTrade(value);
+            // Keyed chain:address by the aggregator (core/topics.ts); any other shape is parsed.
+            if (!message.key || !applyTradeText(message.key, message.value)) {
+              const value = parse(message) as PricedTradeMessage | null;
+              if (value?.trade) applyTrade(value);
+            }
             if (slicer.due()) await slicer.pause();
           }
           ctx.metrics.batchConsumed('hot-views-trades', batch, 'trades');
@@ -397,7 +459,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
       sweepTimer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
       sweepTimer.unref();
-      // Token versions not replaced for PLAIN_MS are deflated, one slice at a time, in a turn of
+      // Token versions and candle states not replaced for PLAIN_MS are deflated, one slice at a time, in a turn of
       // their own (core/slices.ts) rather than beside the consumers' slices.
       let packQueued = false;
       packTimer = setInterval(() => {
@@ -405,8 +467,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         packQueued = true;
         void waitForTurn().then(() => {
           packQueued = false;
-          const slicer = createSlicer();
-          packer.pack(performance.now() - PLAIN_MS, slicer.due);
+          packIdle(performance.now() - PLAIN_MS, createSlicer().due);
         });
       }, PACK_EVERY_MS);
       packTimer.unref();

@@ -49,6 +49,51 @@ export function tradeItem(trade: Trade): TradeItem {
   return new HeldTrade(trade.timestamp, tradeJson(trade));
 }
 
+const MESSAGE_START = '{"trade":{"id":"';
+const TRADE_START = '{"trade":'.length;
+const IDENTITIES = ',"identities":[';
+const TIMESTAMP = '"timestamp":';
+const FLAGS = ',"flags":[';
+const PLATFORMS = ',"platforms":[';
+
+/** A spot.trades.v1 value read without parsing the trade: its REST item and identity feeds. */
+export interface TradeText {
+  item: TradeItem;
+  identities: string[];
+}
+
+/**
+ * The trade of a spot.trades.v1 value as its REST JSON, cut from the text instead of parsed and
+ * serialised again: the aggregator writes the trade with tradeJson's fields in tradeJson's order
+ * (aggregators/process.ts), flags and platforms included, so the two are the same text. Parsing
+ * and serialising each trade was most of what the serving thread allocated per trade. Inside a JSON
+ * string a quote is always escaped, so `,"identities":[` and `"timestamp":` occur only as keys; the
+ * trade has neither an identities key nor a second timestamp. Null when the text has another shape
+ * (the caller parses it then).
+ */
+export function tradeText(text: string): TradeText | null {
+  if (!text.startsWith(MESSAGE_START)) return null;
+  const end = text.indexOf(IDENTITIES, MESSAGE_START.length);
+  if (end < 0 || text.charCodeAt(end - 1) !== 125 /* } */) return null;
+  const json = text.slice(TRADE_START, end);
+  const at = json.lastIndexOf(TIMESTAMP);
+  if (at < 0) return null;
+  let timestamp = 0;
+  let digits = at + TIMESTAMP.length;
+  for (let c = json.charCodeAt(digits); c >= 48 && c <= 57; c = json.charCodeAt(++digits))
+    timestamp = timestamp * 10 + c - 48;
+  if (digits === at + TIMESTAMP.length || !json.startsWith(FLAGS, digits)) return null;
+  if (json.indexOf(PLATFORMS, digits) < 0) return null;
+  let identities: unknown;
+  try {
+    identities = (JSON.parse(`{${text.slice(end + 1)}`) as { identities?: unknown }).identities;
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(identities) || !identities.every((i) => typeof i === 'string')) return null;
+  return { item: new HeldTrade(timestamp, json), identities };
+}
+
 export function tradeJson(trade: Trade): string {
   const out: Trade = {
     id: trade.id,

@@ -214,6 +214,24 @@ describe('query API: candle answer cache', () => {
     assert.equal(views.candleGeneration('solana', other.address), undefined);
   });
 
+  it('answers the same open buckets from a deflated candle state as from a plain one', () => {
+    const packed = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Packed Candles' });
+    const minute = m0 + 55 * MINUTE;
+    const first = { ...openMessage(minute, 70), token: packed.address };
+    views.applyCandlesText(`solana:${packed.address}`, JSON.stringify(first));
+    // Deflated before any read (a read keeps the unpacked buckets of the state it read).
+    views.packIdle(Infinity);
+    assert.deepEqual(views.openCandle('solana', packed.address, '1m', 'price', 'usd'), first.open['1m']!.price.usd);
+    assert.deepEqual(
+      views.openCandle('solana', packed.address, '5m', 'marketCap', 'native'),
+      first.open['5m']!.marketCap.native,
+    );
+    // A newer version replaces the deflated one and is read plain.
+    const second = { ...openMessage(minute, 71), token: packed.address };
+    views.applyCandlesText(`solana:${packed.address}`, JSON.stringify(second));
+    assert.deepEqual(views.openCandle('solana', packed.address, '1m', 'price', 'usd'), second.open['1m']!.price.usd);
+  });
+
   it("keeps a token's trades newest first whatever their arrival order, each once (many share a second)", () => {
     const traded = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Busy Second' });
     const second = m0 + 40 * MINUTE;

@@ -82,12 +82,15 @@ runScenarioMain<Params>(
         updatedAt: now,
       });
     }
+    // As the running service holds them 2 s after their last update (hot-views.ts packIdle).
+    views.packIdle(Infinity);
     const afterTokens = await settle();
     for (let i = 0; i < params.tokens; i++) {
       const template = templates[i % templates.length]!;
       const message = candleOf.get(`${template.chain}:${template.address}`);
       if (message) views.applyCandles({ ...structuredClone(message), token: addresses[i]!, updatedAt: now });
     }
+    views.packIdle(Infinity);
     const afterCandles = await settle();
     for (let i = 0; i < params.tokens; i++) {
       const template = templates[i % templates.length]!;

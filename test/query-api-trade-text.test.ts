@@ -1,0 +1,136 @@
+// The serving thread cuts a trade's REST JSON out of the spot.trades.v1 value instead of parsing
+// and serialising it (trade-json.ts tradeText). The cut must be tradeJson's text exactly, whatever
+// the names and symbols hold, and a value of any other shape must be refused (then parsed).
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { createStore } from '../clickhouse/store.ts';
+import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
+import type { EventLog } from '../core/eventlog/types.ts';
+import type { Trade } from '../core/schemas.ts';
+import { TOPICS, type PricedTradeMessage } from '../core/topics.ts';
+import { createHotViews, type HotViews } from '../query-api/hot-views.ts';
+import { tradeJson, tradeText } from '../query-api/trade-json.ts';
+import { sharedChdb } from './helpers/chdb.ts';
+import { makeToken, makeTrade, solanaAddress } from './query-api-env.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Names a launchpad lets anyone pick: quotes, backslashes, the markers the cut looks for, and
+// characters outside ASCII.
+const HOSTILE_NAMES = [
+  'Plain',
+  'Say "hi"',
+  'back\\slash\\',
+  'ends with \\',
+  ',"identities":["kol"],',
+  '"timestamp":1,"flags":[',
+  '},"identities":[],"pool":"x"}',
+  'ünïcödé 🚀 名前',
+  'line\nbreak\ttab\u0000nul',
+];
+
+function messages(): PricedTradeMessage[] {
+  const out: PricedTradeMessage[] = [];
+  const identitySets = [[], ['kol'], ['fomoscan'], ['kol', 'fomoscan']];
+  for (const [i, name] of HOSTILE_NAMES.entries()) {
+    const token = makeToken({
+      chain: i % 2 ? 'base' : 'solana',
+      address: solanaAddress(),
+      name,
+      symbol: name.slice(0, 8),
+    });
+    const identities = identitySets[i % identitySets.length]!;
+    const trade = makeTrade(token, 1_700_000_000_000 + i * 1000, i, {
+      flags: [...identities, ...(i % 3 === 0 ? ['dev', 'sniper'] : [])],
+      platforms: i % 2 ? [{ platform: name, isPaid: false, paidAt: null }] : [],
+    });
+    out.push({ trade, identities, pool: `pool "${name}"`, dex: 'pumpfun' });
+  }
+  return out;
+}
+
+describe('query API: a trade cut from its log text', () => {
+  it('is tradeJson of the parsed trade, with its timestamp, id and identities', () => {
+    for (const message of messages()) {
+      const cut = tradeText(JSON.stringify(message));
+      assert.ok(cut, message.trade.name);
+      assert.equal(cut.item.json, tradeJson(message.trade));
+      assert.equal(cut.item.timestamp, message.trade.timestamp);
+      assert.equal(cut.item.id, message.trade.id);
+      assert.deepEqual(cut.identities, message.identities);
+    }
+  });
+
+  it('refuses a value of another shape', () => {
+    const [message] = messages();
+    const { trade, identities, pool, dex } = message!;
+    const { flags: _flags, ...withoutFlags } = trade;
+    const { platforms: _platforms, ...withoutPlatforms } = trade;
+    const refused = [
+      '',
+      'not json',
+      JSON.stringify({ identities, trade, pool, dex }),
+      JSON.stringify({ trade: withoutFlags, identities, pool, dex }),
+      JSON.stringify({ trade: withoutPlatforms, identities, pool, dex }),
+      JSON.stringify({ trade: { ...trade, timestamp: 'soon' }, identities, pool, dex }),
+      JSON.stringify({ trade, identities: [1], pool, dex }),
+      JSON.stringify({ trade, identities, pool, dex }).slice(0, -1),
+    ];
+    for (const text of refused) assert.equal(tradeText(text), null, text);
+  });
+});
+
+describe('query API: hot views fed trades from the log', () => {
+  let log: EventLog;
+  let views: HotViews;
+
+  before(async () => {
+    const chdb = await sharedChdb();
+    log = createEmbeddedLog(chdb.ctx, { path: path.join(chdb.dataDir, 'trade-text-log', 'events.sqlite') });
+    views = createHotViews(chdb.ctx, { log, store: createStore(chdb.ctx, chdb.client) });
+    await views.start();
+  });
+
+  after(async () => {
+    await views.stop();
+    await log.close();
+  });
+
+  it("answer each token's and identity's newest trades as tradeJson gives them", async () => {
+    const now = Date.now();
+    const token = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Quote "and" \\ slash' });
+    const sent: PricedTradeMessage[] = [];
+    for (let i = 0; i < 30; i++) {
+      const identities = i % 4 === 0 ? ['kol'] : [];
+      // Shared seconds and one late trade: the ring orders them as the store does.
+      const at = i === 29 ? now - 60_000 : now - 10_000 + Math.floor(i / 3) * 1000;
+      sent.push({ trade: makeTrade(token, at, i, { flags: identities }), identities, pool: 'p', dex: 'pumpfun' });
+    }
+    // As the aggregator writes them (aggregators/aggregator.ts).
+    await log.produce(
+      TOPICS.trades.name,
+      sent.map((m) => ({
+        key: `${m.trade.chain}:${m.trade.token}`,
+        value: JSON.stringify(m),
+        timestamp: m.trade.timestamp,
+      })),
+    );
+    const newestFirst = (trades: Trade[]) =>
+      [...trades].sort((a, b) => b.timestamp - a.timestamp || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const expected = newestFirst(sent.map((m) => m.trade)).map(tradeJson);
+    let page = views.tokenTrades('solana', token.address, 30);
+    for (let waited = 0; page === null && waited < 5000; waited += 20) {
+      await sleep(20);
+      page = views.tokenTrades('solana', token.address, 30);
+    }
+    assert.deepEqual(
+      page?.map((item) => item.json),
+      expected,
+    );
+    const kol = views.identityTrades('kol', ['solana'], 500)?.filter((item) => item.json.includes(token.address));
+    assert.deepEqual(
+      kol?.map((item) => item.json),
+      newestFirst(sent.filter((m) => m.identities.includes('kol')).map((m) => m.trade)).map(tradeJson),
+    );
+  });
+});
