@@ -105,7 +105,10 @@ interface CandleState {
   updatedAt: number;
   /** The message's JSON, deflated (latin1 string): open candles repeat across timeframes. Null while plain. */
   packed: string | null;
-  /** The message's JSON until it is packed: a busy token's state is replaced every views pass. */
+  /**
+   * The message's JSON until it is packed: a busy token's state is replaced every views pass. It may
+   * be a slice of its record batch's text (record-batch.ts), kept alive with it for those 2 s at most.
+   */
   plain: string | null;
   seenAt: number;
   /** The newest open bucket time over every timeframe: a trade before it is late for some timeframe. */

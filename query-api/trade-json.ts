@@ -91,7 +91,9 @@ export function tradeText(text: string): TradeText | null {
     return null;
   }
   if (!Array.isArray(identities) || !identities.every((i) => typeof i === 'string')) return null;
-  return { item: new HeldTrade(timestamp, json), identities };
+  // Copied: a cut of a log message can be a slice of its whole record batch's text (record-batch.ts),
+  // which V8 would keep alive behind every ring item for as long as the ring holds it.
+  return { item: new HeldTrade(timestamp, Buffer.from(json).toString()), identities };
 }
 
 export function tradeJson(trade: Trade): string {
