@@ -54,8 +54,10 @@ const CONNECTIONS_PER_KEY = 100;
 const SWAP_PREFIX = '{"id":"';
 const TRADE_PREFIX = '{"trade":{"id":"';
 
-/** Id → first sighting of the messages whose value starts with `prefix` and then the id. */
-/** Stamps each message's id not seen before; says whether any of them is in `watch`. */
+/**
+ * Id → first sighting of the messages whose value starts with `prefix` and then the id; says
+ * whether any id stamped now is in `watch`.
+ */
 function stampIds(
   into: Map<string, number>,
   messages: readonly { value: string }[],
