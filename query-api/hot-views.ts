@@ -23,6 +23,8 @@ import {
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import { createSlicer, SERVING_FETCH_BYTES, SLICE_MS, waitForTurn } from '../core/slices.ts';
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
+import { integerAt } from './json-scan.ts';
+import { createPackQueue } from './pack-queue.ts';
 import { createTokenPacker, type TokenEntry } from './token-pack.ts';
 import { STALE_AFTER_MS } from './discovery-filters.ts';
 import { compareItemsNewestFirst, tradeItem, tradeRowJson, tradeText, type TradeItem } from './trade-json.ts';
@@ -114,14 +116,6 @@ interface CandleState {
   /** The newest open bucket time over every timeframe: a trade before it is late for some timeframe. */
   newestOpen: number;
   generation: number;
-}
-
-/** The non-negative integer written at `at`, or -1 when no digit is there. */
-function integerAt(text: string, at: number): number {
-  let value = 0;
-  let end = at;
-  for (let c = text.charCodeAt(end); c >= 48 && c <= 57; c = text.charCodeAt(++end)) value = value * 10 + c - 48;
-  return end > at ? value : -1;
 }
 
 const UPDATED_AT = '"updatedAt":';
@@ -273,14 +267,11 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     return true;
   }
 
-  // Candle states not deflated yet, oldest first, with when they were made (as token versions in token-pack.ts).
-  const plainCandles = new Map<CandleState, number>();
-
-  function packCandles(state: CandleState): void {
+  // Candle states not deflated yet (as token versions in token-pack.ts).
+  const plainCandles = createPackQueue((state: CandleState) => {
     state.packed = zlib.deflateRawSync(Buffer.from(state.plain!), { level: 1 }).toString('latin1');
     state.plain = null;
-    plainCandles.delete(state);
-  }
+  }, MAX_PLAIN_CANDLES);
 
   function putCandles(key: string, text: string, updatedAt: number, newestOpen: number): void {
     const previous = candles.get(key);
@@ -296,8 +287,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       generation: previous?.generation ?? ++generations,
     };
     candles.set(key, state);
-    plainCandles.set(state, performance.now());
-    if (plainCandles.size > MAX_PLAIN_CANDLES) packCandles(plainCandles.keys().next().value as CandleState);
+    plainCandles.add(state);
   }
 
   function applyCandles(message: CandleUpdateMessage): void {
@@ -314,10 +304,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
   function packIdle(madeBefore: number, due?: () => boolean): void {
     packer.pack(madeBefore, due);
-    for (const [state, madeAt] of plainCandles) {
-      if (madeAt >= madeBefore || due?.()) break;
-      packCandles(state);
-    }
+    plainCandles.pack(madeBefore, due);
   }
 
   function sweep(): void {

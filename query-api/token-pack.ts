@@ -4,11 +4,11 @@
 // reads cost a Map lookup and cold ones one inflate (tens of microseconds). A new version stays
 // plain until it has not been replaced for a while (pack()): a token trading all the time gets a
 // version every views pass, and deflating each (~50 µs) was most of the serving thread's catch-up.
-import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import type { TSchema } from '@sinclair/typebox';
 import { Token as TokenSchema, type Column, type SortField, type Token } from '../core/schemas.ts';
 import { columnOf, type SortValue } from './discovery-rules.ts';
+import { createPackQueue } from './pack-queue.ts';
 
 /** A token version as the views hold it. */
 export interface TokenEntry {
@@ -114,8 +114,6 @@ export function createTokenPacker(options: { hotBodies?: number; maxPlain?: numb
   const maxPlain = options.maxPlain ?? MAX_PLAIN;
   // Least recently read first.
   const hot = new Map<TokenEntry, Buffer>();
-  // Versions not deflated yet, oldest first, with when they were made.
-  const plain = new Map<TokenEntry, number>();
 
   const remember = (entry: TokenEntry, body: Buffer) => {
     hot.set(entry, body);
@@ -126,8 +124,9 @@ export function createTokenPacker(options: { hotBodies?: number; maxPlain?: numb
     // Level 1: a token version is packed once per update, so packing speed matters more than the last bytes.
     entry.packed = zlib.deflateRawSync(entry.plain!, { dictionary: DICTIONARY, level: 1 }).toString('latin1');
     entry.plain = null;
-    plain.delete(entry);
   }
+  // Versions not deflated yet.
+  const plain = createPackQueue(packOne, maxPlain);
 
   return {
     entry(key, token, text) {
@@ -139,8 +138,7 @@ export function createTokenPacker(options: { hotBodies?: number; maxPlain?: numb
         column: columnOf(token),
         sortCache: {},
       };
-      plain.set(entry, performance.now());
-      if (plain.size > maxPlain) packOne(plain.keys().next().value as TokenEntry);
+      plain.add(entry);
       return entry;
     },
     body(entry) {
@@ -158,12 +156,6 @@ export function createTokenPacker(options: { hotBodies?: number; maxPlain?: numb
       plain.delete(entry);
       hot.delete(entry);
     },
-    pack(madeBefore, due) {
-      for (const [entry, madeAt] of plain) {
-        if (madeAt >= madeBefore || due?.()) break;
-        packOne(entry);
-      }
-      return plain.size;
-    },
+    pack: (madeBefore, due) => plain.pack(madeBefore, due),
   };
 }

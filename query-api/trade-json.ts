@@ -3,6 +3,7 @@
 // through), whichever source answers.
 import type { TradeRow } from '../clickhouse/types.ts';
 import { tradePlatforms, type Trade } from '../core/schemas.ts';
+import { integerAt } from './json-scan.ts';
 
 /** A trade ready to page: its (timestamp, id) position and its JSON text. */
 export interface TradeItem {
@@ -78,12 +79,10 @@ export function tradeText(text: string): TradeText | null {
   const json = text.slice(TRADE_START, end);
   const at = json.lastIndexOf(TIMESTAMP);
   if (at < 0) return null;
-  let timestamp = 0;
-  let digits = at + TIMESTAMP.length;
-  for (let c = json.charCodeAt(digits); c >= 48 && c <= 57; c = json.charCodeAt(++digits))
-    timestamp = timestamp * 10 + c - 48;
-  if (digits === at + TIMESTAMP.length || !json.startsWith(FLAGS, digits)) return null;
-  if (json.indexOf(PLATFORMS, digits) < 0) return null;
+  const timestamp = integerAt(json, at + TIMESTAMP.length);
+  // JSON writes no leading zeros, so the digits read are the number's own.
+  const after = at + TIMESTAMP.length + String(timestamp).length;
+  if (timestamp < 0 || !json.startsWith(FLAGS, after) || json.indexOf(PLATFORMS, after) < 0) return null;
   let identities: unknown;
   try {
     identities = (JSON.parse(`{${text.slice(end + 1)}`) as { identities?: unknown }).identities;

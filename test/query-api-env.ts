@@ -155,7 +155,14 @@ export function tradeRow(trade: Trade, seq: number, identities: string[] = []): 
 }
 
 export async function produceTrades(log: EventLog, trades: Trade[], identities: string[] = []): Promise<void> {
-  const messages: PricedTradeMessage[] = trades.map((trade) => ({ trade, identities, pool: 'pool', dex: 'pumpfun' }));
+  await produceTradeMessages(
+    log,
+    trades.map((trade) => ({ trade, identities, pool: 'pool', dex: 'pumpfun' })),
+  );
+}
+
+/** Trade messages as the aggregator writes them (aggregators/aggregator.ts): keyed chain:token. */
+export async function produceTradeMessages(log: EventLog, messages: PricedTradeMessage[]): Promise<void> {
   await log.produce(
     TOPICS.trades.name,
     messages.map((m) => ({

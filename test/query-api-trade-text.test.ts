@@ -7,11 +7,11 @@ import { createStore } from '../clickhouse/store.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import type { Trade } from '../core/schemas.ts';
-import { TOPICS, type PricedTradeMessage } from '../core/topics.ts';
+import type { PricedTradeMessage } from '../core/topics.ts';
 import { createHotViews, type HotViews } from '../query-api/hot-views.ts';
 import { tradeJson, tradeText } from '../query-api/trade-json.ts';
 import { sharedChdb } from './helpers/chdb.ts';
-import { makeToken, makeTrade, solanaAddress } from './query-api-env.ts';
+import { makeToken, makeTrade, produceTradeMessages, solanaAddress } from './query-api-env.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -106,15 +106,7 @@ describe('query API: hot views fed trades from the log', () => {
       const at = i === 29 ? now - 60_000 : now - 10_000 + Math.floor(i / 3) * 1000;
       sent.push({ trade: makeTrade(token, at, i, { flags: identities }), identities, pool: 'p', dex: 'pumpfun' });
     }
-    // As the aggregator writes them (aggregators/aggregator.ts).
-    await log.produce(
-      TOPICS.trades.name,
-      sent.map((m) => ({
-        key: `${m.trade.chain}:${m.trade.token}`,
-        value: JSON.stringify(m),
-        timestamp: m.trade.timestamp,
-      })),
-    );
+    await produceTradeMessages(log, sent);
     const newestFirst = (trades: Trade[]) =>
       [...trades].sort((a, b) => b.timestamp - a.timestamp || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     const expected = newestFirst(sent.map((m) => m.trade)).map(tradeJson);
