@@ -107,10 +107,7 @@ interface CandleState {
   updatedAt: number;
   /** The message's JSON, deflated (latin1 string): open candles repeat across timeframes. Null while plain. */
   packed: string | null;
-  /**
-   * The message's JSON until it is packed: a busy token's state is replaced every views pass. It may
-   * be a slice of its record batch's text (record-batch.ts), kept alive with it for those 2 s at most.
-   */
+  /** The message's JSON until it is packed: a busy token's state is replaced every views pass. */
   plain: string | null;
   seenAt: number;
   /** The newest open bucket time over every timeframe: a trade before it is late for some timeframe. */
@@ -189,9 +186,10 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   // Insertion order = order of last update, so the stalest entries sit at the front.
   const tokens = new Map<string, TokenEntry>();
   const tokenRings = new Map<string, Ring>();
-  const feedRings = new Map<string, Ring>();
+  // By identity, then chain: looked up for every trade, without building a key.
+  const feedRings = new Map<string, Map<string, Ring>>();
   for (const identity of IDENTITIES)
-    for (const chain of CHAINS) feedRings.set(`${identity}:${chain}`, { items: [], partial: true, ready: false });
+    feedRings.set(identity, new Map(CHAINS.map((chain) => [chain, { items: [], partial: true, ready: false }])));
   const candles = new Map<string, CandleState>();
   let generations = 0;
   // Unpacked open maps of the candle states read lately (a state is replaced, never changed).
@@ -226,17 +224,20 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     if (previous) packer.drop(previous);
   }
 
-  /** A trade of token `key` (chain:address) at `timestamp`; its item made only when a ring takes it. */
+  /**
+   * A trade of token `key` (chain:address) at `timestamp`: its item, or a function making it when a
+   * ring takes it (a parsed trade is serialised only then).
+   */
   function holdTrade(
     key: string,
     chain: string,
     timestamp: number,
     identities: readonly string[],
-    itemOf: () => TradeItem,
+    itemOf: TradeItem | (() => TradeItem),
   ): void {
     const candleState = candles.get(key);
     if (candleState && timestamp < candleState.newestOpen) candleState.generation = ++generations;
-    let item: TradeItem | undefined;
+    let item = typeof itemOf === 'function' ? undefined : itemOf;
     let ring = tokenRings.get(key);
     // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
     // the next sweep would drop it.
@@ -244,11 +245,13 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       if (ring) tokenRings.delete(key);
       else ring = { items: [], partial: true, ready: true };
       tokenRings.set(key, ring);
-      insertTrade(ring, (item = itemOf()), perToken);
+      insertTrade(ring, (item ??= (itemOf as () => TradeItem)()), perToken);
     }
-    for (const identity of new Set(identities)) {
-      const feed = feedRings.get(`${identity}:${chain}`);
-      if (feed) insertTrade(feed, (item ??= itemOf()), perFeed);
+    for (let i = 0; i < identities.length; i++) {
+      const identity = identities[i]!;
+      if (identities.indexOf(identity) !== i) continue; // listed twice
+      const feed = feedRings.get(identity)?.get(chain);
+      if (feed) insertTrade(feed, (item ??= (itemOf as () => TradeItem)()), perFeed);
     }
   }
 
@@ -263,7 +266,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     const held = tradeText(text);
     const colon = key.indexOf(':');
     if (!held || colon <= 0) return false;
-    holdTrade(key, key.slice(0, colon), held.item.timestamp, held.identities, () => held.item);
+    holdTrade(key, key.slice(0, colon), held.item.timestamp, held.identities, held.item);
     return true;
   }
 
@@ -345,7 +348,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   async function seedFeeds(): Promise<void> {
     for (const identity of IDENTITIES) {
       for (const chain of CHAINS) {
-        const ring = feedRings.get(`${identity}:${chain}`)!;
+        const ring = feedRings.get(identity)!.get(chain)!;
         try {
           const rows = await options.store.queryIdentityTrades(identity, [chain], perFeed);
           for (const row of rows)
@@ -493,7 +496,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     identityTrades(identity, chains, count) {
       const rings: Ring[] = [];
       for (const chain of chains) {
-        const ring = feedRings.get(`${identity}:${chain}`);
+        const ring = feedRings.get(identity)?.get(chain);
         if (!ring?.ready) return null;
         rings.push(ring);
       }

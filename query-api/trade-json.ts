@@ -56,11 +56,12 @@ const IDENTITIES = ',"identities":[';
 const TIMESTAMP = '"timestamp":';
 const FLAGS = ',"flags":[';
 const PLATFORMS = ',"platforms":[';
+const NO_IDENTITIES: readonly string[] = Object.freeze([]);
 
 /** A spot.trades.v1 value read without parsing the trade: its REST item and identity feeds. */
 export interface TradeText {
   item: TradeItem;
-  identities: string[];
+  identities: readonly string[];
 }
 
 /**
@@ -83,16 +84,20 @@ export function tradeText(text: string): TradeText | null {
   // JSON writes no leading zeros, so the digits read are the number's own.
   const after = at + TIMESTAMP.length + String(timestamp).length;
   if (timestamp < 0 || !json.startsWith(FLAGS, after) || json.indexOf(PLATFORMS, after) < 0) return null;
-  let identities: unknown;
-  try {
-    identities = (JSON.parse(`{${text.slice(end + 1)}`) as { identities?: unknown }).identities;
-  } catch {
-    return null;
+  if (text.charCodeAt(text.length - 1) !== 125 /* } */) return null;
+  let identities: unknown = NO_IDENTITIES;
+  // Most traders are no identity's: an empty list needs no parse of the tail (pool, dex).
+  if (text.charCodeAt(end + IDENTITIES.length) !== 93 /* ] */) {
+    try {
+      identities = (JSON.parse(`{${text.slice(end + 1)}`) as { identities?: unknown }).identities;
+    } catch {
+      return null;
+    }
   }
   if (!Array.isArray(identities) || !identities.every((i) => typeof i === 'string')) return null;
-  // Copied: a cut of a log message can be a slice of its whole record batch's text (record-batch.ts),
-  // which V8 would keep alive behind every ring item for as long as the ring holds it.
-  return { item: new HeldTrade(timestamp, Buffer.from(json).toString()), identities };
+  // A slice of the message's value, which is a string of its own (record-batch.ts): the ring item
+  // keeps the value alive, a few dozen bytes more than the trade.
+  return { item: new HeldTrade(timestamp, json), identities };
 }
 
 export function tradeJson(trade: Trade): string {

@@ -549,8 +549,7 @@ describe('event log internals', () => {
     try {
       const topic = store.ensureTopic({ name: 'swaps', partitions: 1, compacted: false });
       // Records like the log's own (JSON with repeated field names and addresses). The second
-      // batch has names that are not ASCII (cut from decoded text), the others are ASCII only (cut
-      // from the inflated bytes).
+      // batch has names that are not ASCII (cut as UTF-8), the others are ASCII only (a byte per unit).
       const written = Array.from({ length: 2_500 }, (_, i) => ({
         key: `solana:Mint${i % 40}Pump${'x'.repeat(i % 7)}`,
         value: JSON.stringify({
@@ -629,6 +628,38 @@ describe('event log internals', () => {
       assert.equal(plain.fetch(topic, 0, 2_500, 10)[0]!.value, 'v'.repeat(5_000));
     } finally {
       plain.close();
+    }
+  });
+
+  it('cuts the records of a deflated batch that is not ASCII by their UTF-8 bytes, surrogate pairs and lone surrogates included', () => {
+    const store = openStore({ path: path.join(dir, 'utf8-cut.sqlite') });
+    try {
+      const topic = store.ensureTopic({ name: 'names', partitions: 1, compacted: false });
+      const written = [
+        { key: 'lone\ud800', value: `${'a'.repeat(600)}é`, timestamp: 1 },
+        { key: '🙂', value: '🙂'.repeat(300), timestamp: 2 },
+        { key: 'k', value: `ü${'\udfff'}${'b'.repeat(700)}`, timestamp: 3 },
+        { key: 'last', value: 'plain', timestamp: 4 },
+      ];
+      store.append(topic, written, 1);
+      const row = store.db
+        .prepare<[number], { data: unknown }>('SELECT data FROM batches WHERE topic_id = ?')
+        .get(topic.id)!;
+      assert.ok(Buffer.isBuffer(row.data), 'stored deflated');
+      const read = store.fetch(topic, 0, 0, 10).map(({ key, value }) => [key, value]);
+      // UTF-8 has no lone surrogates: the log keeps U+FFFD in their place, one unit for one.
+      assert.deepEqual(read, [
+        ['lone\ufffd', `${'a'.repeat(600)}é`],
+        ['🙂', '🙂'.repeat(300)],
+        ['k', `ü\ufffd${'b'.repeat(700)}`],
+        ['last', 'plain'],
+      ]);
+      assert.deepEqual(
+        store.fetch(topic, 0, 2, 10).map(({ key }) => key),
+        ['k', 'last'],
+      );
+    } finally {
+      store.close();
     }
   });
 

@@ -25,11 +25,15 @@ interface Group {
   members: Member[];
   /** `topic/partition` -> member id currently working on it. */
   owners: Map<string, number>;
+  /** Counts joins, leaves and releases: the only events that change what a member may hold. */
+  changes: number;
 }
 
 export interface GroupCoordinator {
   join(group: string, member: Member): void;
   leave(group: string, member: Member): void;
+  /** Changes to the group's members and owners so far; unchanged, a settled member's partitions stand. */
+  changes(group: string): number;
   /** Partitions `member` should hold now (round-robin over the group's subscribers of each topic). */
   target(group: string, member: Member, partitionsOf: (topic: string) => number): TopicPartition[];
   claim(group: string, member: Member, tp: TopicPartition): boolean;
@@ -44,18 +48,21 @@ export function createGroupCoordinator(): GroupCoordinator {
   return {
     join(name, member) {
       let group = groups.get(name);
-      if (!group) groups.set(name, (group = { members: [], owners: new Map() }));
+      if (!group) groups.set(name, (group = { members: [], owners: new Map(), changes: 0 }));
       group.members.push(member);
+      group.changes++;
       wakeAll(group);
     },
     leave(name, member) {
       const group = groups.get(name);
       if (!group) return;
       group.members = group.members.filter((m) => m !== member);
+      group.changes++;
       for (const [key, owner] of group.owners) if (owner === member.id) group.owners.delete(key);
       if (group.members.length === 0) groups.delete(name);
       else wakeAll(group);
     },
+    changes: (name) => groups.get(name)?.changes ?? -1,
     target(name, member, partitionsOf) {
       const group = groups.get(name);
       if (!group) return [];
@@ -80,6 +87,7 @@ export function createGroupCoordinator(): GroupCoordinator {
       const group = groups.get(name);
       if (!group || group.owners.get(tpKey(tp)) !== member.id) return;
       group.owners.delete(tpKey(tp));
+      group.changes++;
       wakeAll(group);
     },
   };
@@ -154,7 +162,13 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
     wake();
   }
 
+  /** The group's change count when this member last held every partition of its target. */
+  let settledAt: number | null = null;
+
   async function rebalance(): Promise<void> {
+    // Every pass asks; only a join, leave or release can change the answer (each pass rebuilt it).
+    const changes = coordinator.changes(options.group);
+    if (changes === settledAt) return;
     const target = coordinator.target(options.group, member, (name) => metaOf(name).partitions);
     const targetKeys = new Set(target.map(tpKey));
     const revoked = [...owned.values()].filter((tp) => !targetKeys.has(tpKey(tp)));
@@ -168,6 +182,7 @@ export function createEmbeddedConsumer(deps: EmbeddedConsumerDeps, options: Cons
       }
     }
     const claimed = target.filter((tp) => !owned.has(tpKey(tp)) && coordinator.claim(options.group, member, tp));
+    if (owned.size + claimed.length === target.length) settledAt = changes;
     if (claimed.length === 0) return;
     for (const tp of claimed) {
       const meta = metaOf(tp.topic);

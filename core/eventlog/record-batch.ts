@@ -12,8 +12,11 @@
 // Neither side builds the batch as one string: V8 puts a string past 128 KiB in its large-object
 // space, a fresh mapping each, and on this machine that made the whole-batch string (joined before
 // deflating, decoded after inflating) cost 2-3x the zlib call. Keys and values are written to the
-// deflate input one by one, and an inflated batch of ASCII (every topic's JSON but a rare name) is
-// cut into its records straight from the bytes.
+// deflate input one by one, and an inflated batch is cut into its records straight from the bytes.
+//
+// Every key and value read from an inflated batch is a string of its own, never a slice of a
+// batch-wide text: readers keep cuts of values for up to an hour (the serving thread's trades
+// rings), and V8 keeps a slice's whole parent alive.
 import { isAscii } from 'node:buffer';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { LogMessage } from './types.ts';
@@ -32,6 +35,8 @@ export interface EncodedBatch {
 
 /** Shorter data stays text: deflate's fixed cost is not worth a few hundred bytes. */
 const DEFLATE_FROM_UNITS = 512;
+/** Text rows shorter than this are sliced rather than copied record by record (see recordCutter). */
+const SLICED_TEXT_UNITS = 2 * DEFLATE_FROM_UNITS;
 /** zlib's fastest level: higher ones gain 5-8% more at up to half the speed. */
 const DEFLATE_LEVEL = 1;
 
@@ -82,17 +87,52 @@ export function encodeRecords(records: BatchRecord[], deflate = true): EncodedBa
   return { data: data ?? joined(records), layout: JSON.stringify(layout) };
 }
 
-/** A batch's data to cut records from: text, or inflated bytes that are ASCII (a unit per byte). */
-type Unpacked = { text: string; bytes: null } | { text: null; bytes: Buffer };
-
-function unpack(data: string | Uint8Array): Unpacked {
-  if (typeof data === 'string') return { text: data, bytes: null };
-  const bytes = inflateRawSync(data);
-  return isAscii(bytes) ? { text: null, bytes } : { text: bytes.toString('utf8'), bytes: null };
+/**
+ * The end of `units` UTF-16 units of text written as UTF-8 from byte `from`: one unit per sequence,
+ * two for a four-byte one (a pair of surrogates). A lone surrogate was written as U+FFFD, three
+ * bytes for its one unit.
+ */
+function utf8End(bytes: Buffer, from: number, units: number): number {
+  let at = from;
+  for (let left = units; left > 0; ) {
+    const lead = bytes[at]!;
+    if (lead < 0x80) at += 1;
+    else if (lead < 0xe0) at += 2;
+    else if (lead < 0xf0) at += 3;
+    else {
+      at += 4;
+      left--;
+    }
+    left--;
+  }
+  return at;
 }
 
-const cut = (data: Unpacked, from: number, to: number): string =>
-  data.bytes ? data.bytes.toString('latin1', from, to) : data.text.slice(from, to);
+/** A batch's records in order: `take` returns the next `units` of text, `skip` passes over them. */
+interface RecordCutter {
+  take(units: number): string;
+  skip(units: number): void;
+}
+
+function recordCutter(data: string | Uint8Array): RecordCutter {
+  let at = 0;
+  // A short row stored as text is sliced: a slice keeps at most that row alive.
+  if (typeof data === 'string' && data.length < SLICED_TEXT_UNITS)
+    return { take: (units) => data.slice(at, (at += units)), skip: (units) => void (at += units) };
+  // A long text row (SPOT_LOG_COMPRESSION=none) is cut as bytes too: SQLite keeps text as UTF-8.
+  const bytes = typeof data === 'string' ? Buffer.from(data) : inflateRawSync(data);
+  // ASCII (every topic's JSON but a rare name): a unit per byte.
+  if (isAscii(bytes))
+    return { take: (units) => bytes.toString('latin1', at, (at += units)), skip: (units) => void (at += units) };
+  return {
+    take(units) {
+      const from = at;
+      at = utf8End(bytes, from, units);
+      return bytes.toString('utf8', from, at);
+    },
+    skip: (units) => void (at = utf8End(bytes, at, units)),
+  };
+}
 
 /**
  * Characters of keys and values a fetch may still read. A message that would overrun it is left
@@ -128,23 +168,17 @@ export function decodeRecords(
   budget: FetchBudget,
 ): void {
   const layout = JSON.parse(batch.layout) as number[];
-  const data = unpack(batch.data);
-  let at = 0;
+  const records = recordCutter(batch.data);
   for (let i = 0, offset = baseOffset; 3 * i < layout.length && out.length < limit; i++, offset++) {
     const keyLength = layout[3 * i]!;
     const valueLength = layout[3 * i + 1]!;
-    if (offset >= fromOffset) {
-      if (!fitsBudget(budget, keyLength + valueLength, out.length === 0)) return;
-      out.push({
-        topic,
-        partition,
-        offset,
-        key: cut(data, at, at + keyLength),
-        value: cut(data, at + keyLength, at + keyLength + valueLength),
-        timestamp: layout[3 * i + 2]!,
-      });
+    if (offset < fromOffset) {
+      records.skip(keyLength + valueLength);
+      continue;
     }
-    at += keyLength + valueLength;
+    if (!fitsBudget(budget, keyLength + valueLength, out.length === 0)) return;
+    const key = records.take(keyLength);
+    out.push({ topic, partition, offset, key, value: records.take(valueLength), timestamp: layout[3 * i + 2]! });
   }
 }
 
