@@ -37,7 +37,8 @@ const { config } = ctx;
 
 reportThreadLoop(ctx.logger, 'serving-loop', 'serving thread event loop');
 
-// On Kafka the thread is one more client of the cluster; embedded, a read-only reader of the file.
+// On Kafka the thread is one more client of the cluster; embedded, a read-only reader of the file
+// whose consumers (hot views, stream edge) decode each batch once between them (read-share.ts).
 // /metrics and /readyz on the REST and stream ports also cover the main thread (aggregator, store)
 // and the ingest thread: asked for over the thread's port and merged with this thread's own.
 const mainThread = createPortRequests<unknown>();
@@ -50,7 +51,7 @@ const opsPeer: OpsPeer = {
 const runtime = await createRuntime(ctx, {
   ...(config.kafkaBrokers
     ? {}
-    : { log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true }) }),
+    : { log: createEmbeddedLog(ctx, { path: embeddedLogPath(config.dataDir), readonly: true, shareReads: true }) }),
   opsPeer,
 });
 port.on('message', (message: MainThreadMessage) => {

@@ -420,6 +420,17 @@ conformance('embedded (SQLite)', async () => {
   };
 });
 
+// The serving thread's connection: consumers share decoded reads (read-share.ts).
+conformance('embedded (SQLite), shared reads', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-eventlog-shared-'));
+  const file = path.join(dir, 'log', 'events.sqlite');
+  return {
+    open: async () => createEmbeddedLog(testContext(), { path: file, shareReads: true }),
+    childArgs: (topic) => ['embedded', file, topic],
+    teardown: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
 // A short session: the mock holds a rejoin after a member left for (session timeout - 1 s).
 conformance('kafka (librdkafka mock cluster)', async () => {
   if (!requireKcat('the Kafka event log conformance suite')) return null;
@@ -667,6 +678,74 @@ describe('event log internals', () => {
   function lcg(seed: number): () => number {
     return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   }
+
+  it('decodes a batch once for every reader of a shared-reads connection, and answers each fetch as a fetch without sharing does', () => {
+    const file = path.join(dir, 'shared-reads.sqlite');
+    const writer = openStore({ path: file });
+    const shared = openStore({ path: file, readonly: true, shareReads: true });
+    const plain = openStore({ path: file, readonly: true });
+    try {
+      const batches = writer.ensureTopic({ name: 'trades', partitions: 1, compacted: false });
+      const latest = writer.ensureTopic({ name: 'tokens', partitions: 1, compacted: true });
+      const value = (i: number) => JSON.stringify({ seq: i, name: i % 50 === 0 ? `tök ${i}` : `tok ${i}` });
+      for (let from = 0; from < 3_000; from += 700)
+        writer.append(
+          batches,
+          Array.from({ length: 700 }, (_, j) => ({
+            key: `k${(from + j) % 30}`,
+            value: value(from + j),
+            timestamp: from + j,
+          })),
+          1,
+        );
+      writer.append(
+        latest,
+        Array.from({ length: 300 }, (_, i) => ({ key: `t${i % 120}`, value: value(i), timestamp: i })),
+        1,
+      );
+      const strip = (messages: LogMessage[]) =>
+        messages.map(({ offset, key, value, timestamp }) => ({ offset, key, value, timestamp }));
+      const topics = { batches: shared.lookup('trades')!, latest: shared.lookup('tokens')! };
+      const plainTopics = { batches: plain.lookup('trades')!, latest: plain.lookup('tokens')! };
+      // Two readers of the same batch get the same message objects: it was decoded once.
+      const first = shared.fetch(topics.batches, 0, 650, 100);
+      const second = shared.fetch(topics.batches, 0, 650, 100);
+      assert.equal(first.length, 100);
+      assert.ok(
+        first.every((message, i) => message === second[i]),
+        'the second read decoded again',
+      );
+      // Every fetch, from anywhere, with any count or size bound, reads as without sharing.
+      for (const [from, limit, maxChars] of [
+        [0, 2_000, 256 * 1024],
+        [650, 100, Number.POSITIVE_INFINITY],
+        [699, 5, Number.POSITIVE_INFINITY],
+        [1_400, 3_000, 1_000],
+        [2_990, 50, 40],
+        [3_500, 10, Number.POSITIVE_INFINITY],
+      ] as const) {
+        for (const kind of ['batches', 'latest'] as const) {
+          const got = shared.fetch(topics[kind], 0, from, limit, maxChars);
+          const want = plain.fetch(plainTopics[kind], 0, from, limit, maxChars);
+          // A shared fetch may end early (a batch boundary, a kept compacted read), never differ.
+          assert.deepEqual(strip(got), strip(want).slice(0, got.length), `${kind} from ${from}`);
+          if (want.length > 0) assert.ok(got.length > 0, `${kind} from ${from}: nothing`);
+        }
+      }
+      // A read at the end is not kept: what is appended next is read at once.
+      const end = 3_500;
+      assert.deepEqual(shared.fetch(topics.batches, 0, end, 10), []);
+      writer.append(batches, [{ key: 'k', value: value(end), timestamp: end }], 2);
+      assert.deepEqual(
+        strip(shared.fetch(topics.batches, 0, end, 10)).map((m) => m.offset),
+        [end],
+      );
+    } finally {
+      shared.close();
+      plain.close();
+      writer.close();
+    }
+  });
 
   it('seeks by time through many batches, also once retention dropped the oldest ones', async () => {
     const store = openStore({ path: path.join(dir, 'seek-time.sqlite') });

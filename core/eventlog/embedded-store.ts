@@ -18,6 +18,7 @@ import {
   type FetchBudget,
 } from './record-batch.ts';
 import { createMemo, type Memo } from '../memo.ts';
+import { createReadShare, type ReadShare } from './read-share.ts';
 
 export const DEFAULT_PARTITIONS = 4;
 
@@ -48,6 +49,11 @@ export interface StoreOptions {
   walLimit?: number;
   /** Stores new record batches deflated where that is smaller (default true); both forms are read. */
   deflate?: boolean;
+  /**
+   * Several consumers of this connection read the same messages moments apart (the serving
+   * thread): each batch is decoded once for all of them (read-share.ts).
+   */
+  shareReads?: boolean;
 }
 
 const SCHEMA = `
@@ -79,6 +85,9 @@ CREATE TABLE IF NOT EXISTS group_offsets (
   group_name TEXT NOT NULL, topic_id INTEGER NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
   PRIMARY KEY (group_name, topic_id, partition)) WITHOUT ROWID;
 `;
+
+/** Batch rows a shared fetch looks at: a fetch may return fewer messages than asked for. */
+const SPANS_PER_FETCH = 64;
 
 /** Records per batch row: bounds what a fetch from the middle of a batch decodes and skips. */
 const MAX_BATCH_RECORDS = 1000;
@@ -274,6 +283,11 @@ export function openStore(options: StoreOptions) {
     >(
       'SELECT base_offset, data, layout FROM batches WHERE topic_id = ? AND partition = ? AND last_offset >= ? ORDER BY last_offset',
     ),
+    // Columns before `data` only, so a batch another reader decoded moments ago costs no blob read.
+    batchSpans: db.prepare<[number, number, number, number], { id: number; base_offset: number }>(
+      'SELECT id, base_offset FROM batches WHERE topic_id = ? AND partition = ? AND last_offset >= ? ORDER BY last_offset LIMIT ?',
+    ),
+    batchData: db.prepare<[number], EncodedBatch>('SELECT data, layout FROM batches WHERE id = ?'),
     // Columns before `data` only: reading `layout` walks a large batch's overflow pages (measured:
     // ~2x the cost of a seek by time if every bisection step read it).
     batchAt: db.prepare<[number, number, number], BatchBounds>(
@@ -461,6 +475,66 @@ export function openStore(options: StoreOptions) {
     return chunks;
   }
 
+  function readCompacted(
+    topic: TopicMeta,
+    partition: number,
+    fromOffset: number,
+    limit: number,
+    budget: FetchBudget,
+  ): LogMessage[] {
+    const out: LogMessage[] = [];
+    for (const row of sql.compactedFrom.iterate(topic.id, partition, fromOffset, limit)) {
+      if (!fitsBudget(budget, row.key.length + row.value.length, out.length === 0)) break;
+      out.push({ topic: topic.name, partition, offset: row.offset, key: row.key, value: row.value, timestamp: row.ts });
+    }
+    return out;
+  }
+
+  const share: ReadShare | null = options.shareReads ? createReadShare() : null;
+  const unbounded = (): FetchBudget => ({ chars: Number.POSITIVE_INFINITY, full: false });
+
+  /**
+   * fetch through the shared reads: a batch is decoded whole, once, and a compacted read is kept
+   * by its first offset. Either answers any later read from there as a prefix, which a fetch may
+   * always return (the reader asks again from where it ends).
+   */
+  function fetchShared(
+    share: ReadShare,
+    topic: TopicMeta,
+    partition: number,
+    fromOffset: number,
+    limit: number,
+    budget: FetchBudget,
+  ): LogMessage[] {
+    const out: LogMessage[] = [];
+    const take = (messages: readonly LogMessage[], from: number): boolean => {
+      for (let i = from; i < messages.length; i++) {
+        const message = messages[i]!;
+        if (out.length >= limit) return false;
+        if (!fitsBudget(budget, message.key.length + message.value.length, out.length === 0)) return false;
+        out.push(message);
+      }
+      return true;
+    };
+    if (topic.compacted) {
+      const read = () => readCompacted(topic, partition, fromOffset, limit, { ...budget });
+      take(share.get(`c/${topic.id}/${partition}/${fromOffset}`, read), 0);
+      return out;
+    }
+    // Spans first: the connection cannot run another statement while one iterates.
+    for (const span of sql.batchSpans.all(topic.id, partition, fromOffset, SPANS_PER_FETCH)) {
+      const records = share.get(`b/${topic.id}/${partition}/${span.base_offset}`, () => {
+        const all: LogMessage[] = [];
+        // Gone when retention dropped it since the spans were read: its messages are skipped, as they would be then.
+        const batch = sql.batchData.get(span.id);
+        if (batch) decodeRecords(batch, span.base_offset, topic.name, partition, 0, Infinity, all, unbounded());
+        return all;
+      });
+      if (!take(records, Math.max(0, fromOffset - span.base_offset))) break;
+    }
+    return out;
+  }
+
   return {
     db,
     lookup,
@@ -496,22 +570,10 @@ export function openStore(options: StoreOptions) {
       limit: number,
       maxChars = Number.POSITIVE_INFINITY,
     ): LogMessage[] {
-      const out: LogMessage[] = [];
       const budget: FetchBudget = { chars: maxChars, full: false };
-      if (topic.compacted) {
-        for (const row of sql.compactedFrom.iterate(topic.id, partition, fromOffset, limit)) {
-          if (!fitsBudget(budget, row.key.length + row.value.length, out.length === 0)) break;
-          out.push({
-            topic: topic.name,
-            partition,
-            offset: row.offset,
-            key: row.key,
-            value: row.value,
-            timestamp: row.ts,
-          });
-        }
-        return out;
-      }
+      if (share) return fetchShared(share, topic, partition, fromOffset, limit, budget);
+      if (topic.compacted) return readCompacted(topic, partition, fromOffset, limit, budget);
+      const out: LogMessage[] = [];
       for (const row of sql.batchesFrom.iterate(topic.id, partition, fromOffset)) {
         decodeRecords(row, row.base_offset, topic.name, partition, fromOffset, limit, out, budget);
         if (out.length >= limit || budget.full) break;

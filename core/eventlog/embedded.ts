@@ -30,6 +30,8 @@ export interface EmbeddedLogOptions {
   deflate?: boolean;
   /** How often retention runs on non-compacted topics, ms (default 60 s; 0 disables). */
   retentionIntervalMs?: number;
+  /** Consumers of this log read the same messages moments apart: decode each batch once for all (read-share.ts). */
+  shareReads?: boolean;
 }
 
 const READ_CHUNK = 5000;
