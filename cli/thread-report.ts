@@ -1,22 +1,49 @@
 // A worker thread's own health, logged every 30 s: its event-loop delay and utilisation (what its
 // work may wait behind), its V8 heap (process RSS covers every thread) and its GC pauses.
-import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import {
+  constants,
+  monitorEventLoopDelay,
+  performance,
+  PerformanceObserver,
+  type PerformanceEntry,
+} from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import type { Logger } from '../core/logger.ts';
 
 const REPORT_MS = 30_000;
 
-/** Starts the reports; `component` and `message` name the thread in the log line. */
-export function reportThreadLoop(logger: Logger, component: string, message: string): void {
+interface Pauses {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+}
+
+const noPauses = (): Pauses => ({ count: 0, totalMs: 0, maxMs: 0 });
+
+const rounded = (pauses: Pauses): Pauses => ({
+  count: pauses.count,
+  totalMs: Math.round(pauses.totalMs),
+  maxMs: Math.round(pauses.maxMs),
+});
+
+/** Starts the reports; `component` and `message` name the thread in the log line. Returns a stop. */
+export function reportThreadLoop(logger: Logger, component: string, message: string, everyMs = REPORT_MS): () => void {
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
   let lastUtilization = performance.eventLoopUtilization();
-  const gcPauses = { count: 0, totalMs: 0, maxMs: 0 };
+  // Scavenges and mark-compacts apart: a scavenge costs what survives it, a mark-compact the old space.
+  let gcPauses = { all: noPauses(), minor: noPauses(), major: noPauses() };
+  const add = (pauses: Pauses, ms: number) => {
+    pauses.count++;
+    pauses.totalMs += ms;
+    if (ms > pauses.maxMs) pauses.maxMs = ms;
+  };
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      gcPauses.count++;
-      gcPauses.totalMs += entry.duration;
-      if (entry.duration > gcPauses.maxMs) gcPauses.maxMs = entry.duration;
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      add(gcPauses.all, entry.duration);
+      if (kind === constants.NODE_PERFORMANCE_GC_MINOR) add(gcPauses.minor, entry.duration);
+      else if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) add(gcPauses.major, entry.duration);
     }
   });
   gcObserver.observe({ entryTypes: ['gc'] });
@@ -36,12 +63,21 @@ export function reportThreadLoop(logger: Logger, component: string, message: str
         newSpaceMB: Math.round(
           (getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) / 1e6,
         ),
-        gc: { count: gcPauses.count, totalMs: Math.round(gcPauses.totalMs), maxMs: Math.round(gcPauses.maxMs) },
+        gc: {
+          ...rounded(gcPauses.all),
+          scavenges: rounded(gcPauses.minor),
+          markCompacts: rounded(gcPauses.major),
+        },
       },
       message,
     );
     loopDelay.reset();
-    gcPauses.count = gcPauses.totalMs = gcPauses.maxMs = 0;
-  }, REPORT_MS);
+    gcPauses = { all: noPauses(), minor: noPauses(), major: noPauses() };
+  }, everyMs);
   timer.unref();
+  return () => {
+    clearInterval(timer);
+    gcObserver.disconnect();
+    loopDelay.disable();
+  };
 }

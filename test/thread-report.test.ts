@@ -1,0 +1,56 @@
+// A thread's loop report (cli/thread-report.ts): its GC pauses split into scavenges and
+// mark-compacts, each with its count, total and longest pause.
+import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { reportThreadLoop } from '../cli/thread-report.ts';
+
+interface Pauses {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+}
+interface Report {
+  component: string;
+  msg: string;
+  gc: Pauses & { scavenges: Pauses; markCompacts: Pauses };
+}
+
+describe('thread loop report', () => {
+  it('reports scavenges and mark-compacts apart', async () => {
+    const lines: Report[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line) as Report);
+        done();
+      },
+    });
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const stop = reportThreadLoop(pino(sink), 'test-loop', 'test thread event loop', 400);
+    try {
+      // Young garbage until a scavenge has run, then one full collection.
+      let keep: unknown[] = [];
+      for (let i = 0; i < 2_000_000; i++) {
+        keep.push({ i });
+        if (keep.length > 1000) keep = [];
+      }
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      stop();
+    }
+    const report = lines.find((line) => line.gc.count > 0);
+    assert.ok(report, 'a report with GC pauses');
+    assert.equal(report.component, 'test-loop');
+    assert.equal(report.msg, 'test thread event loop');
+    const { scavenges, markCompacts } = report.gc;
+    assert.ok(scavenges.count >= 1, `scavenges ${JSON.stringify(report.gc)}`);
+    assert.ok(markCompacts.count >= 1, `mark-compacts ${JSON.stringify(report.gc)}`);
+    assert.ok(scavenges.count + markCompacts.count <= report.gc.count);
+    for (const pauses of [scavenges, markCompacts])
+      assert.ok(pauses.maxMs <= pauses.totalMs + 1 && pauses.totalMs <= report.gc.totalMs + 1);
+  });
+});
