@@ -1,5 +1,5 @@
-// The serving thread's shared reads (core/eventlog/read-share.ts): kept for their time, bounded,
-// bounded by size, empty reads never kept.
+// The serving thread's shared reads (core/eventlog/read-share.ts): kept for their time and no
+// longer, bounded by size, empty reads never kept.
 import assert from 'node:assert/strict';
 import { createReadShare } from '../core/eventlog/read-share.ts';
 import type { LogMessage } from '../core/eventlog/types.ts';
@@ -59,5 +59,16 @@ describe('event log shared reads', () => {
       return [message(4)];
     });
     assert.equal(reread, 1);
+  });
+
+  it('lets entries go when their time is up, with no read after them', async () => {
+    const share = createReadShare({ ttlMs: 20 });
+    share.get('a', () => [message(1)]);
+    share.get('b', () => [message(2)]);
+    assert.equal(share.size, 2);
+    // The sweep's timer is due at 20 ms, before this one at 150 ms (timers run in order of expiry).
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal(share.size, 0);
+    assert.equal(share.chars, 0);
   });
 });

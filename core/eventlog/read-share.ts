@@ -30,6 +30,10 @@ export function createReadShare(options: ReadShareOptions = {}): ReadShare {
   // Oldest first: an entry is set once and never refreshed.
   const entries = new Map<string, { messages: LogMessage[]; at: number; chars: number }>();
   let kept = 0;
+  // Swept on a timer too, not only by the next read: that comes with the next append, often after
+  // the thread's next scavenge, which then copies every message kept (the serving thread's values
+  // outlived its scavenges nearly all, docs/performance.md).
+  let timer: NodeJS.Timeout | null = null;
 
   function sweep(at: number): void {
     for (const [key, entry] of entries) {
@@ -37,6 +41,21 @@ export function createReadShare(options: ReadShareOptions = {}): ReadShare {
       entries.delete(key);
       kept -= entry.chars;
     }
+  }
+
+  /** A timer for when the oldest entry expires, unless one is set. */
+  function sweepLater(): void {
+    const oldest = entries.values().next().value;
+    if (timer !== null || oldest === undefined) return;
+    timer = setTimeout(
+      () => {
+        timer = null;
+        sweep(now());
+        sweepLater();
+      },
+      Math.max(1, oldest.at + ttlMs - now()),
+    );
+    timer.unref();
   }
 
   return {
@@ -52,6 +71,7 @@ export function createReadShare(options: ReadShareOptions = {}): ReadShare {
         entries.set(key, { messages, at, chars });
         kept += chars;
         if (kept > maxChars) sweep(at);
+        sweepLater();
       }
       return messages;
     },
