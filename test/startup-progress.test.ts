@@ -5,22 +5,16 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
-import { createLogger } from '../core/logger.ts';
 import type { MetricsJSON } from '../core/metrics.ts';
 import { TOPICS } from '../core/topics.ts';
 import { watchStartup } from '../cli/progress.ts';
+import { captureLog } from './helpers/log-lines.ts';
 import type { Runtime, Stoppable } from '../cli/runtime.ts';
 
 /** A runtime whose log holds `inLog` input messages and whose other threads report `behind` seconds. */
 function fakeRuntime(state: { inLog: number; behindSeconds: number | null; history?: number }) {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const ctx = createContext(loadConfig({ SPOT_LOG_FORMAT: 'json' }), createLogger('info', sink, 'json'));
+  const { logger, lines } = captureLog();
+  const ctx = createContext(loadConfig({ SPOT_LOG_FORMAT: 'json' }), logger);
   const parts: Stoppable[] = [];
   const threadMetrics = (): MetricsJSON =>
     [

@@ -3,9 +3,8 @@
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { reportThreadLoop } from '../cli/thread-report.ts';
+import { captureLog } from './helpers/log-lines.ts';
 
 interface Pauses {
   count: number;
@@ -20,16 +19,10 @@ interface Report {
 
 describe('thread loop report', () => {
   it('reports scavenges and mark-compacts apart', async () => {
-    const lines: Report[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line) as Report);
-        done();
-      },
-    });
+    const { logger, lines } = captureLog<Report>();
     v8.setFlagsFromString('--expose-gc');
     const gc = vm.runInNewContext('gc') as () => void;
-    const stop = reportThreadLoop(pino(sink), 'test-loop', 'test thread event loop', 400);
+    const stop = reportThreadLoop(logger, 'test-loop', 'test thread event loop', 400);
     try {
       // Young garbage until a scavenge has run, then one full collection.
       let keep: unknown[] = [];

@@ -31,8 +31,7 @@ export function createReadShare(options: ReadShareOptions = {}): ReadShare {
   const entries = new Map<string, { messages: LogMessage[]; at: number; chars: number }>();
   let kept = 0;
   // Swept on a timer too, not only by the next read: that comes with the next append, often after
-  // the thread's next scavenge, which then copies every message kept (the serving thread's values
-  // outlived its scavenges nearly all, docs/performance.md).
+  // the thread's next scavenge, which then copies every message still kept (docs/performance.md).
   let timer: NodeJS.Timeout | null = null;
 
   function sweep(at: number): void {
