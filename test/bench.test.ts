@@ -76,7 +76,11 @@ describe('bench harness (spot bench --quick)', function () {
     for (const s of report.scenarios) {
       assert.ok(Object.keys(s.params).length > 0, `${s.scenario} params`);
       assert.ok(s.measurements.length > 0, `${s.scenario} measurements`);
-      for (const m of s.measurements) assert.ok(Number.isFinite(m.value), `${s.scenario}: ${m.subject} = ${m.value}`);
+      for (const m of s.measurements)
+        if (!Number.isFinite(m.value))
+          assert.fail(
+            `${s.scenario}: ${m.subject} = ${m.value}; evidence ${JSON.stringify(s.evidence ?? null).slice(0, 3000)}`,
+          );
       for (const t of s.targets) assert.equal(t.pass, t.op === '>=' ? t.actual >= t.target : t.actual <= t.target);
     }
     const byName = new Map(report.scenarios.map((s) => [s.scenario, s]));
