@@ -26,6 +26,13 @@ const rounded = (pauses: Pauses): Pauses => ({
   maxMs: Math.round(pauses.maxMs),
 });
 
+/** Each V8 heap space's committed size, MB. */
+function spaceSizesMB(): Record<string, number> {
+  return Object.fromEntries(
+    getHeapSpaceStatistics().map((space) => [space.space_name, Math.round(space.space_size / 1e6)]),
+  );
+}
+
 /** Starts the reports; `component` and `message` name the thread in the log line. Returns a stop. */
 export function reportThreadLoop(logger: Logger, component: string, message: string, everyMs = REPORT_MS): () => void {
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -52,6 +59,7 @@ export function reportThreadLoop(logger: Logger, component: string, message: str
     lastUtilization = performance.eventLoopUtilization();
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
     const heap = getHeapStatistics();
+    const spaceMB = spaceSizesMB();
     logger.info(
       {
         component,
@@ -60,9 +68,10 @@ export function reportThreadLoop(logger: Logger, component: string, message: str
         heapMB: Math.round(heap.used_heap_size / 1e6),
         heapCommittedMB: Math.round(heap.total_heap_size / 1e6),
         // Both semi-spaces as they stand: the young generation a scavenge walks.
-        newSpaceMB: Math.round(
-          (getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) / 1e6,
-        ),
+        newSpaceMB: spaceMB.new_space ?? 0,
+        // Where the committed size sits: objects promoted, and those too large for a page.
+        oldSpaceMB: spaceMB.old_space ?? 0,
+        largeObjectSpaceMB: spaceMB.large_object_space ?? 0,
         gc: {
           ...rounded(gcPauses.all),
           scavenges: rounded(gcPauses.minor),

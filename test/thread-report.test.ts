@@ -15,10 +15,14 @@ interface Report {
   component: string;
   msg: string;
   gc: Pauses & { scavenges: Pauses; markCompacts: Pauses };
+  heapCommittedMB: number;
+  newSpaceMB: number;
+  oldSpaceMB: number;
+  largeObjectSpaceMB: number;
 }
 
 describe('thread loop report', () => {
-  it('reports scavenges and mark-compacts apart', async () => {
+  it('reports scavenges and mark-compacts apart, and where the committed heap sits', async () => {
     const { logger, lines } = captureLog<Report>();
     v8.setFlagsFromString('--expose-gc');
     const gc = vm.runInNewContext('gc') as () => void;
@@ -30,6 +34,8 @@ describe('thread loop report', () => {
         keep.push({ i });
         if (keep.length > 1000) keep = [];
       }
+      // A string past a heap page's size lives in the large-object space until the report.
+      keep = ['x'.repeat(2_000_000).split('').join('')];
       gc();
       await new Promise((resolve) => setTimeout(resolve, 500));
     } finally {
@@ -43,6 +49,9 @@ describe('thread loop report', () => {
     assert.ok(scavenges.count >= 1, `scavenges ${JSON.stringify(report.gc)}`);
     assert.ok(markCompacts.count >= 1, `mark-compacts ${JSON.stringify(report.gc)}`);
     assert.ok(scavenges.count + markCompacts.count <= report.gc.count);
+    assert.ok(report.oldSpaceMB > 0 && report.newSpaceMB > 0, JSON.stringify(report));
+    assert.ok(report.largeObjectSpaceMB >= 2, `a 2 MB string: ${report.largeObjectSpaceMB}`);
+    assert.ok(report.oldSpaceMB + report.newSpaceMB + report.largeObjectSpaceMB <= report.heapCommittedMB + 2);
     for (const pauses of [scavenges, markCompacts])
       assert.ok(pauses.maxMs <= pauses.totalMs + 1 && pauses.totalMs <= report.gc.totalMs + 1);
   });

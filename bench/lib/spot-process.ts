@@ -41,20 +41,32 @@ export interface SpotProcess {
   output(): string;
   /** How long each part took to stop at the last shutdown (runtime.ts logs it at info), ms by part. */
   stopTimes(): Record<string, number>;
-  /** The serving thread's event-loop reports so far (logged every 30 s at info). */
-  servingLoopReports(): LoopReport[];
-  /** The main thread's (the aggregator's and the store's), the same way. */
-  mainLoopReports(): LoopReport[];
+  /**
+   * A thread's event-loop reports so far (logged every 30 s at info): the serving thread's, the
+   * main thread's (the aggregator's and the store's) or the ingest thread's.
+   */
+  loopReports(thread: LoopThread): LoopReport[];
   /** SIGTERM; resolves with the exit code and the ms from the signal to the exit. */
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: string | null; ms: number }>;
 }
 
+export type LoopThread = 'serving' | 'main' | 'ingest';
+const LOOP_THREADS: readonly LoopThread[] = ['serving', 'main', 'ingest'];
+
 /** A thread's event-loop report (cli/thread-report.ts). */
 export interface LoopReport {
+  /** Epoch ms of the log line. */
+  time: number;
   delayMs: { p50: number; p99: number; max: number };
   utilization: number;
   /** The thread's GC pauses over the report's 30 s. */
   gc: { count: number; totalMs: number; maxMs: number };
+  /** Its V8 heap: used, committed, and the committed size of the spaces that hold most of it. */
+  heapMB: number;
+  heapCommittedMB: number;
+  newSpaceMB: number;
+  oldSpaceMB: number;
+  largeObjectSpaceMB: number;
 }
 
 function processSample(pid: number): ProcessSample {
@@ -138,8 +150,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const loopReports: LoopReport[] = [];
-  const mainLoopReports: LoopReport[] = [];
+  const loopReports = new Map<LoopThread, LoopReport[]>(LOOP_THREADS.map((thread) => [thread, []]));
   const stopTimes: Record<string, number> = {};
   let partial = '';
   const keep = (chunk: Buffer) => {
@@ -149,8 +160,8 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     const lines = (partial + text).split('\n');
     partial = lines.pop()!;
     for (const line of lines) {
-      if (line.includes('"serving-loop"')) loopReports.push(JSON.parse(line));
-      else if (line.includes('"main-loop"')) mainLoopReports.push(JSON.parse(line));
+      const thread = LOOP_THREADS.find((name) => line.includes(`"component":"${name}-loop"`));
+      if (thread) loopReports.get(thread)!.push(JSON.parse(line));
       else if (line.includes('"msg":"stopped"')) {
         const { part, ms } = JSON.parse(line) as { part: string; ms: number };
         stopTimes[part] = ms;
@@ -223,8 +234,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
         `SELECT chain, token FROM spot.trades GROUP BY chain, token ORDER BY count() DESC LIMIT ${limit}`,
       ),
     output: () => output,
-    servingLoopReports: () => loopReports,
-    mainLoopReports: () => mainLoopReports,
+    loopReports: (thread) => loopReports.get(thread)!,
     stopTimes: () => stopTimes,
     async stop(timeoutMs = 30_000) {
       await client.close();

@@ -331,8 +331,21 @@ runScenarioMain<Params>(
         evidence: {
           threadShareFromCpuFrom: threadShare,
           servingLoop: service
-            .servingLoopReports()
+            .loopReports('serving')
             .map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
+          // Each thread's heap every 30 s: which one's committed size the RSS growth is.
+          heaps: Object.fromEntries(
+            (['main', 'ingest', 'serving'] as const).map((thread) => [
+              thread,
+              service.loopReports(thread).map((r) => ({
+                atSeconds: Math.round((r.time - startedAt) / 1000),
+                usedMB: r.heapMB,
+                committedMB: r.heapCommittedMB,
+                oldSpaceMB: r.oldSpaceMB,
+                largeObjectSpaceMB: r.largeObjectSpaceMB,
+              })),
+            ]),
+          ),
           shutdown: { ...stopped, partsMs: service.stopTimes() },
         },
       };

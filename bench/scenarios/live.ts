@@ -677,8 +677,8 @@ runScenarioMain<Params>(
         ],
         evidence: {
           threadShare,
-          servingLoop: spot.servingLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
-          mainLoop: spot.mainLoopReports().map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
+          servingLoop: spot.loopReports('serving').map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
+          mainLoop: spot.loopReports('main').map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           subscribedTokens: tokens.length,
           frameWindows,
           machine,
