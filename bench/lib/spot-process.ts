@@ -51,7 +51,9 @@ export interface SpotProcess {
 }
 
 export type LoopThread = 'serving' | 'main' | 'ingest';
-const LOOP_THREADS: readonly LoopThread[] = ['serving', 'main', 'ingest'];
+export const LOOP_THREADS: readonly LoopThread[] = ['serving', 'main', 'ingest'];
+/** Each thread with what its report line holds (cli/thread-report.ts's component). */
+const LOOP_COMPONENTS = LOOP_THREADS.map((thread) => [thread, `"component":"${thread}-loop"`] as const);
 
 /** A thread's event-loop report (cli/thread-report.ts). */
 export interface LoopReport {
@@ -160,7 +162,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     const lines = (partial + text).split('\n');
     partial = lines.pop()!;
     for (const line of lines) {
-      const thread = LOOP_THREADS.find((name) => line.includes(`"component":"${name}-loop"`));
+      const thread = LOOP_COMPONENTS.find(([, component]) => line.includes(component))?.[0];
       if (thread) loopReports.get(thread)!.push(JSON.parse(line));
       else if (line.includes('"msg":"stopped"')) {
         const { part, ms } = JSON.parse(line) as { part: string; ms: number };

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startBareServer, type BareServer } from '../lib/bare-server.ts';
 import { check, epochNow, runScenarioMain, sleep, type Measurement } from '../lib/scenario.ts';
-import { coreShare, startSpot, type ProcessSample, type SpotProcess } from '../lib/spot-process.ts';
+import { coreShare, LOOP_THREADS, startSpot, type ProcessSample, type SpotProcess } from '../lib/spot-process.ts';
 import { round, slope, summarize } from '../lib/stats.ts';
 
 interface Params {
@@ -335,7 +335,7 @@ runScenarioMain<Params>(
             .map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           // Each thread's heap every 30 s: which one's committed size the RSS growth is.
           heaps: Object.fromEntries(
-            (['main', 'ingest', 'serving'] as const).map((thread) => [
+            LOOP_THREADS.map((thread) => [
               thread,
               service.loopReports(thread).map((r) => ({
                 atSeconds: Math.round((r.time - startedAt) / 1000),

@@ -44,8 +44,9 @@ export function createReadShare(options: ReadShareOptions = {}): ReadShare {
 
   /** A timer for when the oldest entry expires, unless one is set. */
   function sweepLater(): void {
+    if (timer !== null) return;
     const oldest = entries.values().next().value;
-    if (timer !== null || oldest === undefined) return;
+    if (oldest === undefined) return;
     timer = setTimeout(
       () => {
         timer = null;
