@@ -7,6 +7,7 @@ import {
   PerformanceObserver,
   type PerformanceEntry,
 } from 'node:perf_hooks';
+import fs from 'node:fs';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import type { Logger } from '../core/logger.ts';
 
@@ -33,8 +34,19 @@ function spaceSizesMB(): Record<string, number> {
   );
 }
 
+/** The calling thread's id in the kernel (Linux), so a reader of /proc can tell its CPU from its siblings'. */
+function kernelThreadId(): number | null {
+  try {
+    const link = fs.readlinkSync('/proc/thread-self'); // "<pid>/task/<tid>"
+    return Number(link.slice(link.lastIndexOf('/') + 1));
+  } catch {
+    return null;
+  }
+}
+
 /** Starts the reports; `component` and `message` name the thread in the log line. Returns a stop. */
 export function reportThreadLoop(logger: Logger, component: string, message: string, everyMs = REPORT_MS): () => void {
+  const tid = kernelThreadId();
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
   let lastUtilization = performance.eventLoopUtilization();
@@ -63,6 +75,7 @@ export function reportThreadLoop(logger: Logger, component: string, message: str
     logger.info(
       {
         component,
+        tid,
         delayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
         utilization: Math.round(utilization.utilization * 1000) / 1000,
         heapMB: Math.round(heap.used_heap_size / 1e6),

@@ -1,5 +1,5 @@
 // A thread's loop report (cli/thread-report.ts): its GC pauses split into scavenges and
-// mark-compacts, each with its count, total and longest pause.
+// mark-compacts, each with its count, total and longest pause, and the kernel's id of the thread.
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -13,6 +13,7 @@ interface Pauses {
 }
 interface Report {
   component: string;
+  tid: number | null;
   msg: string;
   gc: Pauses & { scavenges: Pauses; markCompacts: Pauses };
   heapCommittedMB: number;
@@ -45,6 +46,8 @@ describe('thread loop report', () => {
     assert.ok(report, 'a report with GC pauses');
     assert.equal(report.component, 'test-loop');
     assert.equal(report.msg, 'test thread event loop');
+    // The kernel's id of the reporting thread: the main thread's is the process id.
+    if (process.platform === 'linux') assert.equal(report.tid, process.pid);
     const { scavenges, markCompacts } = report.gc;
     assert.ok(scavenges.count >= 1, `scavenges ${JSON.stringify(report.gc)}`);
     assert.ok(markCompacts.count >= 1, `mark-compacts ${JSON.stringify(report.gc)}`);

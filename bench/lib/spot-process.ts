@@ -32,8 +32,10 @@ export interface SpotProcess {
   simulatorNodePid(): number | null;
   /** The same figures for the simulator's node process, or null. */
   simulatorNodeSample(): ProcessSample | null;
-  /** CPU ms per thread name (comm: "node" is the main thread, chDB names its pools), summed over threads of one name. */
-  threadCpu(): Record<string, number>;
+  /** CPU ms of each thread of the process now, by the kernel's thread id. */
+  threadCpu(): ThreadCpu;
+  /** The loop thread (main, serving or ingest) with that kernel id, once its loop report gave it; null for others. */
+  loopThreadOf(tid: string): LoopThread | null;
   /** The most traded tokens so far, from the store through the SQL endpoint. */
   topTokens(limit: number): Promise<Array<{ chain: string; token: string }>>;
   /** Rows of a query on the SQL endpoint (read-only analyst access). */
@@ -59,6 +61,8 @@ const LOOP_COMPONENTS = LOOP_THREADS.map((thread) => [thread, `"component":"${th
 export interface LoopReport {
   /** Epoch ms of the log line. */
   time: number;
+  /** The kernel's id of the thread (null off Linux). */
+  tid: number | null;
   delayMs: { p50: number; p99: number; max: number };
   utilization: number;
   /** The thread's GC pauses over the report's 30 s. */
@@ -69,6 +73,31 @@ export interface LoopReport {
   newSpaceMB: number;
   oldSpaceMB: number;
   largeObjectSpaceMB: number;
+}
+
+/** CPU ms of each thread by the kernel's thread id, with the thread's name. */
+export type ThreadCpu = Record<string, { name: string; ms: number }>;
+
+/**
+ * Share of a core per thread between two readings `spanMs` apart: the loop threads by role, the
+ * others summed by name (comm: V8's and libuv's helper threads are "node", chDB names its pools).
+ * Under half a percent is left out, as are threads that ended in between.
+ */
+export function threadShares(
+  spot: SpotProcess,
+  from: ThreadCpu,
+  to: ThreadCpu,
+  spanMs: number,
+): Record<string, number> {
+  const msByRole: Record<string, number> = {};
+  for (const [tid, { name, ms }] of Object.entries(to)) {
+    const role = spot.loopThreadOf(tid) ?? name;
+    msByRole[role] = (msByRole[role] ?? 0) + ms - (from[tid]?.ms ?? 0);
+  }
+  const shares: Record<string, number> = {};
+  for (const [role, ms] of Object.entries(msByRole))
+    if (ms / spanMs >= 0.005) shares[role] = Math.round((ms / spanMs) * 1000) / 1000;
+  return shares;
 }
 
 function processSample(pid: number): ProcessSample {
@@ -153,6 +182,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const loopReports = new Map<LoopThread, LoopReport[]>(LOOP_THREADS.map((thread) => [thread, []]));
+  const threadOfTid = new Map<string, LoopThread>();
   const stopTimes: Record<string, number> = {};
   let partial = '';
   const keep = (chunk: Buffer) => {
@@ -163,8 +193,11 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     partial = lines.pop()!;
     for (const line of lines) {
       const thread = LOOP_COMPONENTS.find(([, component]) => line.includes(component))?.[0];
-      if (thread) loopReports.get(thread)!.push(JSON.parse(line));
-      else if (line.includes('"msg":"stopped"')) {
+      if (thread) {
+        const report = JSON.parse(line) as LoopReport;
+        loopReports.get(thread)!.push(report);
+        if (report.tid !== null && report.tid !== undefined) threadOfTid.set(String(report.tid), thread);
+      } else if (line.includes('"msg":"stopped"')) {
         const { part, ms } = JSON.parse(line) as { part: string; ms: number };
         stopTimes[part] = ms;
       } else if (line.includes('"msg":"store and event log closed"')) {
@@ -214,7 +247,7 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
     simulatorNodePid: () => simulatorNodePid(child.pid!),
     simulatorNodeSample: () => simulatorNodeSample(child.pid!),
     threadCpu() {
-      const byName: Record<string, number> = {};
+      const byTid: ThreadCpu = {};
       for (const task of fs.readdirSync(`/proc/${child.pid}/task`)) {
         let stat: string;
         try {
@@ -224,12 +257,11 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
         }
         const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-        const key = task === String(child.pid) ? 'main (node)' : name;
-        byName[key] = (byName[key] ?? 0) + ms;
+        byTid[task] = { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND };
       }
-      return byName;
+      return byTid;
     },
+    loopThreadOf: (tid) => (tid === String(child.pid) ? 'main' : (threadOfTid.get(tid) ?? null)),
     query,
     topTokens: (limit) =>
       query<{ chain: string; token: string }>(

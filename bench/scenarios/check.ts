@@ -9,7 +9,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startBareServer, type BareServer } from '../lib/bare-server.ts';
 import { check, epochNow, runScenarioMain, sleep, type Measurement } from '../lib/scenario.ts';
-import { coreShare, LOOP_THREADS, startSpot, type ProcessSample, type SpotProcess } from '../lib/spot-process.ts';
+import {
+  coreShare,
+  LOOP_THREADS,
+  startSpot,
+  threadShares,
+  type ProcessSample,
+  type SpotProcess,
+  type ThreadCpu,
+} from '../lib/spot-process.ts';
 import { round, slope, summarize } from '../lib/stats.ts';
 
 interface Params {
@@ -61,7 +69,7 @@ function windowP99s(samples: ReadonlyArray<{ at: number; ms: number }>, from: nu
 }
 
 interface CpuReading {
-  threads: Record<string, number>;
+  threads: ThreadCpu;
   node: ProcessSample | null;
   at: number;
 }
@@ -203,12 +211,7 @@ runScenarioMain<Params>(
         storeFrom && storeTo && storeTo.at > storeFrom.at
           ? ((storeTo.trades - storeFrom.trades) * 1000) / (storeTo.at - storeFrom.at)
           : Number.NaN;
-      const threadShare: Record<string, number> = {};
-      if (from)
-        for (const [name, ms] of Object.entries(cpuTo.threads)) {
-          const share = (ms - (from.threads[name] ?? 0)) / (cpuTo.at - from.at);
-          if (share >= 0.005) threadShare[name] = round(share, 3);
-        }
+      const threadShare = from ? threadShares(spot, from.threads, cpuTo.threads, cpuTo.at - from.at) : {};
       const tokenSummary = summarize(tokenLatencies.map((l) => l.ms));
       const bareSummary = summarize(bareLatencies.map((l) => l.ms));
       const growthMB = (growthTo.rssBytes - growthFrom.rssBytes) / 1e6;

@@ -19,7 +19,7 @@ import { startBareServer, type BareServer } from '../lib/bare-server.ts';
 import { startClients, type Clients } from '../lib/clients.ts';
 import { check, epochNow, runScenarioMain, sleep, type Measurement, type TargetCheck } from '../lib/scenario.ts';
 import { machineShare, machineTicks, type MachineShare } from '../lib/machine-cpu.ts';
-import { coreShare, startSpot, type ProcessSample } from '../lib/spot-process.ts';
+import { coreShare, startSpot, threadShares, type ProcessSample } from '../lib/spot-process.ts';
 import { round, slope, summarize } from '../lib/stats.ts';
 
 interface Params {
@@ -413,11 +413,7 @@ runScenarioMain<Params>(
       const machine = machineShare(machineFrom, machineTicks());
       const seconds = (measureTo.at - measureFrom.at) / 1000;
       // Share of a core per thread name over the measured span (threads that ended are not counted).
-      const threadShare: Record<string, number> = {};
-      for (const [name, ms] of Object.entries(spot.threadCpu())) {
-        const share = (ms - (threadsFrom[name] ?? 0)) / (measureTo.at - measureFrom.at);
-        if (share >= 0.005) threadShare[name] = round(share, 3);
-      }
+      const threadShare = threadShares(spot, threadsFrom, spot.threadCpu(), measureTo.at - measureFrom.at);
       const nodeTo = spot.simulatorNodeSample();
       const tradesTo = await countTrades();
       const restTotals = rest.take();
