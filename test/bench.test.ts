@@ -140,6 +140,11 @@ describe('bench harness (spot bench --quick)', function () {
     );
     const labels = run.targets.map((t) => t.metric).sort();
     assert.deepEqual(labels, ['p99', 'rssGrowth', 'shutdownMs', 'tradesPerSecond']);
+    // The store's rate stands beside what the chain appended and the aggregator priced.
+    const store = run.measurements.find((m) => m.metric === 'tradesPerSecond')!;
+    assert.ok((store.extra?.swapsOnLogPerSecond as number) > 0, JSON.stringify(store.extra));
+    const tradesPerSwap = store.extra?.tradesPerSwapOnLog as number;
+    assert.ok(tradesPerSwap > 0 && tradesPerSwap <= 1, JSON.stringify(store.extra));
     const exit = run.measurements.find((m) => m.metric === 'shutdownMs')!;
     assert.equal(exit.extra?.exitCode, 0);
     assert.ok(run.ratios.tokenDetailsP99OverBareServerP99! > 0);
