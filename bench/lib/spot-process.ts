@@ -75,8 +75,11 @@ export interface LoopReport {
   largeObjectSpaceMB: number;
 }
 
-/** CPU ms of each thread by the kernel's thread id, with the thread's name. */
-export type ThreadCpu = Record<string, { name: string; ms: number }>;
+/**
+ * CPU ms of each thread by the kernel's thread id, with the thread's name and the ms it waited
+ * runnable for a core (schedstat's run-queue wait: a niced thread on a busy machine waits there).
+ */
+export type ThreadCpu = Record<string, { name: string; ms: number; waitMs: number }>;
 
 /**
  * Share of a core per thread between two readings `spanMs` apart: the loop threads by role, the
@@ -88,16 +91,26 @@ export function threadShares(
   from: ThreadCpu,
   to: ThreadCpu,
   spanMs: number,
+  figure: 'ms' | 'waitMs' = 'ms',
 ): Record<string, number> {
   const msByRole: Record<string, number> = {};
-  for (const [tid, { name, ms }] of Object.entries(to)) {
-    const role = spot.loopThreadOf(tid) ?? name;
-    msByRole[role] = (msByRole[role] ?? 0) + ms - (from[tid]?.ms ?? 0);
+  for (const [tid, reading] of Object.entries(to)) {
+    const role = spot.loopThreadOf(tid) ?? reading.name;
+    msByRole[role] = (msByRole[role] ?? 0) + reading[figure] - (from[tid]?.[figure] ?? 0);
   }
   const shares: Record<string, number> = {};
   for (const [role, ms] of Object.entries(msByRole))
     if (ms / spanMs >= 0.005) shares[role] = Math.round((ms / spanMs) * 1000) / 1000;
   return shares;
+}
+
+/** The ms a thread has waited runnable for a core, from its schedstat (0 where the kernel keeps none). */
+function runQueueWaitMs(file: string): number {
+  try {
+    return Number(fs.readFileSync(file, 'utf8').split(' ')[1]) / 1e6 || 0;
+  } catch {
+    return 0;
+  }
 }
 
 function processSample(pid: number): ProcessSample {
@@ -257,7 +270,11 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
         }
         const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        byTid[task] = { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND };
+        byTid[task] = {
+          name,
+          ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND,
+          waitMs: runQueueWaitMs(`/proc/${child.pid}/task/${task}/schedstat`),
+        };
       }
       return byTid;
     },

@@ -250,6 +250,9 @@ runScenarioMain<Params>(
       // Reference-pair swaps (the native mark) make no trade: the share over the whole run on the log.
       const tradesPerSwap = storeTo && storeTo.swapsOnLog > 0 ? storeTo.tradesOnLog / storeTo.swapsOnLog : Number.NaN;
       const threadShare = from ? threadShares(spot, from.threads, cpuTo.threads, cpuTo.at - from.at) : {};
+      const threadRunQueueWait = from
+        ? threadShares(spot, from.threads, cpuTo.threads, cpuTo.at - from.at, 'waitMs')
+        : {};
       const tokenSummary = summarize(tokenLatencies.map((l) => l.ms));
       const bareSummary = summarize(bareLatencies.map((l) => l.ms));
       const growthMB = (growthTo.rssBytes - growthFrom.rssBytes) / 1e6;
@@ -374,6 +377,7 @@ runScenarioMain<Params>(
         ],
         evidence: {
           threadShareFromCpuFrom: threadShare,
+          threadRunQueueWaitFromCpuFrom: threadRunQueueWait,
           servingLoop: service
             .loopReports('serving')
             .map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),

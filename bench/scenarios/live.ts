@@ -413,7 +413,10 @@ runScenarioMain<Params>(
       const machine = machineShare(machineFrom, machineTicks());
       const seconds = (measureTo.at - measureFrom.at) / 1000;
       // Share of a core per thread name over the measured span (threads that ended are not counted).
-      const threadShare = threadShares(spot, threadsFrom, spot.threadCpu(), measureTo.at - measureFrom.at);
+      const threadsTo = spot.threadCpu();
+      const threadShare = threadShares(spot, threadsFrom, threadsTo, measureTo.at - measureFrom.at);
+      // Share of the time each thread was runnable but waited for a core (the main and ingest threads run niced).
+      const threadRunQueueWait = threadShares(spot, threadsFrom, threadsTo, measureTo.at - measureFrom.at, 'waitMs');
       const nodeTo = spot.simulatorNodeSample();
       const tradesTo = await countTrades();
       const restTotals = rest.take();
@@ -673,6 +676,7 @@ runScenarioMain<Params>(
         ],
         evidence: {
           threadShare,
+          threadRunQueueWait,
           servingLoop: spot.loopReports('serving').map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           mainLoop: spot.loopReports('main').map((r) => ({ ...r.delayMs, utilization: r.utilization, gc: r.gc })),
           subscribedTokens: tokens.length,
