@@ -7,9 +7,9 @@ import {
   PerformanceObserver,
   type PerformanceEntry,
 } from 'node:perf_hooks';
-import fs from 'node:fs';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import type { Logger } from '../core/logger.ts';
+import { currentThreadId } from './thread-priority.ts';
 
 const REPORT_MS = 30_000;
 
@@ -34,19 +34,10 @@ function spaceSizesMB(): Record<string, number> {
   );
 }
 
-/** The calling thread's id in the kernel (Linux), so a reader of /proc can tell its CPU from its siblings'. */
-function kernelThreadId(): number | null {
-  try {
-    const link = fs.readlinkSync('/proc/thread-self'); // "<pid>/task/<tid>"
-    return Number(link.slice(link.lastIndexOf('/') + 1));
-  } catch {
-    return null;
-  }
-}
-
 /** Starts the reports; `component` and `message` name the thread in the log line. Returns a stop. */
 export function reportThreadLoop(logger: Logger, component: string, message: string, everyMs = REPORT_MS): () => void {
-  const tid = kernelThreadId();
+  // The kernel's id, so a reader of /proc can tell this thread's CPU from its siblings'.
+  const tid = currentThreadId();
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
   let lastUtilization = performance.eventLoopUtilization();

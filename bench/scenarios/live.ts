@@ -412,7 +412,7 @@ runScenarioMain<Params>(
       const measureTo = samples[samples.length - 1]!;
       const machine = machineShare(machineFrom, machineTicks());
       const seconds = (measureTo.at - measureFrom.at) / 1000;
-      // Share of a core per thread name over the measured span (threads that ended are not counted).
+      // Share of a core per thread over the measured span, the loop threads by role (threads that ended are not counted).
       const threadsTo = spot.threadCpu();
       const threadShare = threadShares(spot, threadsFrom, threadsTo, measureTo.at - measureFrom.at);
       // Share of the time each thread was runnable but waited for a core (the main and ingest threads run niced).
