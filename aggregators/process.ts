@@ -29,6 +29,7 @@ import {
   type QuoteRate,
 } from './pricing.ts';
 import { applyTokenEvent, type StateOps } from './token-events.ts';
+import { createExpiryQueue, type ExpiryQueue } from './expiry-queue.ts';
 import { createWalletFacts, holdings, newWallet, setHolding, walletKey } from './wallet-facts.ts';
 import type { ParkedHolderRow, WalletStore } from './wallet-store.ts';
 import {
@@ -162,16 +163,16 @@ export function createProcessor(
   const viewPending = options.viewPending;
   // Token keys whose windows still hold trades, per chain, with a lower bound of the event time at
   // which a window next loses a trade (derived: rebuilt from the state on load).
-  const active = new Map<string, Map<string, number>>();
+  const active = new Map<string, ExpiryQueue>();
   for (const [key, token] of state.tokens)
     if (hasWindowTrades(token.win)) activeOf(token.chain).set(key, nextExpiry(token.win));
   for (const [key, parked] of state.parked ?? [])
     if (parked.expiry !== null) activeOf(parked.chain).set(key, parked.expiry);
 
-  function activeOf(chain: string): Map<string, number> {
-    let map = active.get(chain);
-    if (!map) active.set(chain, (map = new Map()));
-    return map;
+  function activeOf(chain: string): ExpiryQueue {
+    let queue = active.get(chain);
+    if (!queue) active.set(chain, (queue = createExpiryQueue()));
+    return queue;
   }
 
   // Distributed instances hold different `held` sets (owned tokens only): expiry would diverge.
@@ -241,13 +242,9 @@ export function createProcessor(
   function decay(chain: Chain, time: number, out: BatchOutput): void {
     const tokens = active.get(chain);
     if (!tokens) return;
-    for (const [key, bound] of tokens) {
-      if (bound > time) continue;
+    for (const key of tokens.takeDue(time)) {
       const t = tokenIn(state, key);
-      if (!t) {
-        tokens.delete(key);
-        continue;
-      }
+      if (!t) continue;
       const exact = nextExpiry(t.win);
       if (exact > time) {
         tokens.set(key, exact);
@@ -256,7 +253,6 @@ export function createProcessor(
       advance(t.win, time);
       out.changed.add(key);
       if (hasWindowTrades(t.win)) tokens.set(key, nextExpiry(t.win));
-      else tokens.delete(key);
     }
   }
 
@@ -525,10 +521,7 @@ export function createProcessor(
       t.mcapU = mcapU;
     }
     // The new trade leaves its shortest window first (by its second); earlier bounds stay valid.
-    const tracked = activeOf(chain);
-    const bound = tradeSecond(rec.t) + WINDOW_MS['5m'];
-    const known = tracked.get(key);
-    if (known === undefined || bound < known) tracked.set(key, bound);
+    activeOf(chain).lower(key, tradeSecond(rec.t) + WINDOW_MS['5m']);
 
     const closed = scratchClosed,
       late = scratchLate;
