@@ -12,27 +12,34 @@ export interface ExpiryQueue {
   takeDue(time: number): string[];
 }
 
+/** One key's place: heap items point at it, so a key string is kept once however often it is set. */
+interface Entry {
+  readonly key: string;
+  bound: number;
+}
+
 /**
- * A binary min-heap of (bound, key) beside the map of each key's bound. Entries superseded by a
- * later set or a delete stay in the heap until they come up and are skipped then: at most one
- * live entry per key, and stale ones are bounded by the sets made within a window's length.
+ * A binary min-heap of (bound, entry) beside the map of each key's entry. Items superseded by a
+ * later set or a delete stay in the heap until they come up and are skipped then: 16 B each, at
+ * most one per set whose bound was not yet reached.
  */
 export function createExpiryQueue(): ExpiryQueue {
-  const bounds = new Map<string, number>();
+  const entries = new Map<string, Entry>();
   const times: number[] = [];
-  const keys: string[] = [];
-  const before = (i: number, j: number) => times[i]! < times[j]! || (times[i] === times[j] && keys[i]! < keys[j]!);
+  const items: Entry[] = [];
+  const before = (i: number, j: number) =>
+    times[i]! < times[j]! || (times[i] === times[j] && items[i]!.key < items[j]!.key);
   const swap = (i: number, j: number) => {
     const time = times[i]!;
     times[i] = times[j]!;
     times[j] = time;
-    const key = keys[i]!;
-    keys[i] = keys[j]!;
-    keys[j] = key;
+    const item = items[i]!;
+    items[i] = items[j]!;
+    items[j] = item;
   };
-  const push = (bound: number, key: string) => {
+  const push = (bound: number, entry: Entry) => {
     let i = times.push(bound) - 1;
-    keys.push(key);
+    items.push(entry);
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!before(i, parent)) break;
@@ -44,7 +51,7 @@ export function createExpiryQueue(): ExpiryQueue {
     const last = times.length - 1;
     swap(0, last);
     times.pop();
-    keys.pop();
+    items.pop();
     for (let i = 0; ; ) {
       const left = 2 * i + 1;
       if (left >= last) break;
@@ -56,28 +63,30 @@ export function createExpiryQueue(): ExpiryQueue {
     }
   };
   const set = (key: string, bound: number) => {
-    if (bounds.get(key) === bound) return;
-    bounds.set(key, bound);
-    push(bound, key);
+    let entry = entries.get(key);
+    if (entry?.bound === bound) return;
+    if (entry) entry.bound = bound;
+    else entries.set(key, (entry = { key, bound }));
+    push(bound, entry);
   };
   return {
-    get: (key) => bounds.get(key),
+    get: (key) => entries.get(key)?.bound,
     set,
     lower(key, bound) {
-      const known = bounds.get(key);
+      const known = entries.get(key)?.bound;
       if (known === undefined || bound < known) set(key, bound);
     },
-    delete: (key) => void bounds.delete(key),
+    delete: (key) => void entries.delete(key),
     takeDue(time) {
       const out: string[] = [];
       while (times.length > 0 && times[0]! <= time) {
         const bound = times[0]!;
-        const key = keys[0]!;
+        const entry = items[0]!;
         pop();
-        // A stale entry: superseded, deleted, or a second push of one taken already.
-        if (bounds.get(key) !== bound) continue;
-        bounds.delete(key);
-        out.push(key);
+        // A stale item: superseded, deleted, or a second push of one taken already.
+        if (entries.get(entry.key) !== entry || entry.bound !== bound) continue;
+        entries.delete(entry.key);
+        out.push(entry.key);
       }
       return out;
     },
