@@ -3,7 +3,8 @@
 // a caller filter can only tighten a default (a holderCount min of 3 on graduated still needs 10).
 import { isEvmAddress, looksLikeAddress } from '../core/chains.ts';
 import * as dec from '../core/decimal.ts';
-import type { Column, DiscoveryFilters, Token } from '../core/schemas.ts';
+import type { Column, DiscoveryFilters } from '../core/schemas.ts';
+import type { DiscoveryFields } from './discovery-fields.ts';
 import type { Problems } from './validation.ts';
 
 const MINUTE = 60_000;
@@ -11,7 +12,7 @@ export const STALE_AFTER_MS = 24 * 60 * MINUTE;
 export const GRADUATING_STALE_MINUTES = 60;
 export const CURVE_EXEMPT_PCT = 99.5;
 
-export type TokenPredicate = (token: Token, now: number) => boolean;
+export type TokenPredicate = (token: DiscoveryFields, now: number) => boolean;
 
 interface Range<T> {
   min: T | null;
@@ -108,7 +109,7 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
  * name: a token costs one set lookup and one native scan, not one comparison per word (the
  * lists hold up to 1,000 entries).
  */
-function wordMatcher(words: string[]): (token: Token) => boolean {
+function wordMatcher(words: string[]): (token: DiscoveryFields) => boolean {
   const addresses = new Set(words.filter(looksLikeAddress).map(addressKey));
   const texts = words.filter((w) => !looksLikeAddress(w)).map((w) => w.toLowerCase());
   const anyText = texts.length === 0 ? null : new RegExp(texts.map(escapeRegExp).join('|'));
@@ -128,8 +129,8 @@ function hostListed(host: string, hosts: Set<string>): boolean {
 }
 
 const pct = (value: string) => Number(value);
-const curvePct = (token: Token) => (token.bondingCurvePct == null ? null : Number(token.bondingCurvePct));
-const atCurveExemption = (token: Token) => {
+const curvePct = (token: DiscoveryFields) => (token.bondingCurvePct == null ? null : Number(token.bondingCurvePct));
+const atCurveExemption = (token: DiscoveryFields) => {
   const curve = curvePct(token);
   return curve !== null && curve >= CURVE_EXEMPT_PCT;
 };
@@ -146,27 +147,25 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
     const minMarketCap = dec.fromInt(5000);
     checks.push(
       (t) =>
-        t.holders.count >= 10 &&
-        dec.parse(t.liquidity.usd) >= minLiquidity &&
-        dec.parse(t.marketCap.usd) >= minMarketCap,
+        t.holderCount >= 10 && dec.parse(t.liquidityUsd) >= minLiquidity && dec.parse(t.marketCapUsd) >= minMarketCap,
     );
   }
   if (column === 'graduating') {
     checks.push((t, now) => t.updatedAt >= now - GRADUATING_STALE_MINUTES * MINUTE || atCurveExemption(t));
   }
 
-  const intRange = (name: (typeof INT_RANGES)[number], value: (t: Token, now: number) => number) => {
+  const intRange = (name: (typeof INT_RANGES)[number], value: (t: DiscoveryFields, now: number) => number) => {
     const range = numberRange(f[name] ?? undefined);
     if (range) checks.push((t, now) => inRange(value(t, now), range));
   };
   intRange('ageMinutes', (t, now) => Math.floor(Math.max(0, now - t.createdAt) / MINUTE));
-  intRange('buys', (t) => t.stats['24h'].buyCount);
-  intRange('sells', (t) => t.stats['24h'].sellCount);
-  intRange('txns', (t) => t.stats['24h'].buyCount + t.stats['24h'].sellCount);
-  intRange('holderCount', (t) => t.holders.count);
+  intRange('buys', (t) => t.buys24h);
+  intRange('sells', (t) => t.sells24h);
+  intRange('txns', (t) => t.buys24h + t.sells24h);
+  intRange('holderCount', (t) => t.holderCount);
   // twitterReuseCount: accepted, validated, not applied (SPEC.md): every token passes.
 
-  const pctRange = (name: (typeof NUMBER_RANGES)[number], value: (t: Token) => number | null) => {
+  const pctRange = (name: (typeof NUMBER_RANGES)[number], value: (t: DiscoveryFields) => number | null) => {
     const range = numberRange(f[name] ?? undefined);
     if (range)
       checks.push((t) => {
@@ -175,19 +174,19 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
       });
   };
   pctRange('bondingCurvePercent', curvePct);
-  pctRange('devHoldingPercent', (t) => pct(t.holders.devPct));
-  pctRange('snipersSupplyPercent', (t) => pct(t.holders.sniperPct));
-  pctRange('top10HoldersPercent', (t) => pct(t.holders.top10Pct));
+  pctRange('devHoldingPercent', (t) => pct(t.devPct));
+  pctRange('snipersSupplyPercent', (t) => pct(t.sniperPct));
+  pctRange('top10HoldersPercent', (t) => pct(t.top10Pct));
 
-  const usdRange = (name: (typeof DECIMAL_RANGES)[number], value: (t: Token) => bigint) => {
+  const usdRange = (name: (typeof DECIMAL_RANGES)[number], value: (t: DiscoveryFields) => bigint) => {
     const range = decimalRange(f[name] ?? undefined);
     if (range) checks.push((t) => inRange(value(t), range));
   };
   // Fees traders paid to pools (dex) and launchpads (platform), all-time, in USD.
-  usdRange('globalFeesPaidUsd', (t) => dec.parse(t.totals.fees.dex.usd) + dec.parse(t.totals.fees.platform.usd));
-  usdRange('liquidityUsd', (t) => dec.parse(t.liquidity.usd));
-  usdRange('marketCapUsd', (t) => dec.parse(t.marketCap.usd));
-  usdRange('volumeUsd', (t) => dec.parse(t.stats['24h'].volume.usd));
+  usdRange('globalFeesPaidUsd', (t) => dec.parse(t.feesDexUsd) + dec.parse(t.feesPlatformUsd));
+  usdRange('liquidityUsd', (t) => dec.parse(t.liquidityUsd));
+  usdRange('marketCapUsd', (t) => dec.parse(t.marketCapUsd));
+  usdRange('volumeUsd', (t) => dec.parse(t.volume24hUsd));
 
   if (f.lastActivityMinutes != null) {
     const window = f.lastActivityMinutes * MINUTE;
@@ -204,11 +203,7 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
   if (f.protocols && f.protocols.length > 0) {
     const wanted = new Set(f.protocols.map((s) => s.toLowerCase()));
     const mayhem = wanted.has('mayhem_mode');
-    checks.push(
-      (t) =>
-        (t.launchpad != null && wanted.has(t.launchpad.toLowerCase())) ||
-        (mayhem && (t.annotations ?? []).some((a) => a.kind === 'mayhem_mode')),
-    );
+    checks.push((t) => (t.launchpad != null && wanted.has(t.launchpad.toLowerCase())) || (mayhem && t.mayhem));
   }
   if (f.excludeDevAddresses && f.excludeDevAddresses.length > 0) {
     const listed = new Set(f.excludeDevAddresses.map(addressKey));
@@ -216,7 +211,7 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
   }
   if (f.excludeFundingAddresses && f.excludeFundingAddresses.length > 0) {
     const listed = new Set(f.excludeFundingAddresses.map(addressKey));
-    checks.push((t) => t.devFunding.funder == null || !listed.has(addressKey(t.devFunding.funder)));
+    checks.push((t) => t.funder == null || !listed.has(addressKey(t.funder)));
   }
   if (f.symbolOrName && f.symbolOrName.length > 0) {
     const matches = wordMatcher(f.symbolOrName);
@@ -229,25 +224,19 @@ export function compileFilters(column: Column, filters: DiscoveryFilters | null 
   if (f.excludeTwitter && f.excludeTwitter.length > 0) {
     const handles = new Set(f.excludeTwitter.map(twitterHandle).filter((h): h is string => h !== null));
     checks.push((t) => {
-      const handle = twitterHandle(t.metadata.twitter);
+      const handle = twitterHandle(t.twitter);
       return handle === null || !handles.has(handle);
     });
   }
   if (f.excludeWebsites && f.excludeWebsites.length > 0) {
     const hosts = new Set(f.excludeWebsites.map(websiteHost).filter((h): h is string => h !== null));
     checks.push((t) => {
-      const host = websiteHost(t.metadata.website);
+      const host = websiteHost(t.website);
       return host === null || !hostListed(host, hosts);
     });
   }
   if (f.withAtLeastOneSocial === true) {
-    checks.push(
-      (t) =>
-        hasText(t.metadata.twitter) ||
-        hasText(t.metadata.website) ||
-        hasText(t.metadata.telegram) ||
-        hasText(t.metadata.discord),
-    );
+    checks.push((t) => hasText(t.twitter) || hasText(t.website) || hasText(t.telegram) || hasText(t.discord));
   }
 
   return (token, now) => {

@@ -1,8 +1,10 @@
 // Discovery rules (SPEC.md): a token's column, bondingCurveActivity, the default sort of each
 // column and the value each sort field ranks on. USD figures compare as exact decimals (bigint)
-// rather than floats, so distinct values never tie by rounding. Pure functions of the token object.
+// rather than floats, so distinct values never tie by rounding. Pure functions of a token's
+// discovery fields (discovery-fields.ts).
 import * as dec from '../core/decimal.ts';
-import type { Column, SortField, Token } from '../core/schemas.ts';
+import type { Column, SortField } from '../core/schemas.ts';
+import type { DiscoveryFields } from './discovery-fields.ts';
 
 export const GRADUATING_FROM_PCT = 40;
 
@@ -10,7 +12,7 @@ export const GRADUATING_FROM_PCT = 40;
  * Launchpad tokens only: graduated (or no curve reading) → graduated; below 40% of the curve →
  * newPairs; otherwise graduating. Tokens without a launchpad are in no column.
  */
-export function columnOf(token: Token): Column | null {
+export function columnOf(token: DiscoveryFields): Column | null {
   if (!token.launchpad) return null;
   if (token.graduatedAt != null) return 'graduated';
   if (token.bondingCurvePct == null) return 'graduated';
@@ -18,9 +20,9 @@ export function columnOf(token: Token): Column | null {
 }
 
 /** bondingCurvePct × ln(1 + USD volume of the 1h window); 0 without a curve reading. */
-export function bondingCurveActivity(token: Token): number {
+export function bondingCurveActivity(token: DiscoveryFields): number {
   if (token.bondingCurvePct == null) return 0;
-  const volume = Number(token.stats['1h'].volume.usd);
+  const volume = Number(token.volume1hUsd);
   return Number(token.bondingCurvePct) * Math.log1p(Math.max(0, volume));
 }
 
@@ -41,25 +43,25 @@ export function effectiveSort(column: Column, sortBy: SortField | null | undefin
 export type SortValue = number | bigint | null;
 
 /** The value a column ranks on for `sortBy` (null sorts last: e.g. graduatedAt before graduation). */
-export function sortValue(token: Token, sortBy: SortField): SortValue {
+export function sortValue(token: DiscoveryFields, sortBy: SortField): SortValue {
   switch (sortBy) {
     case 'createdAt':
       return token.createdAt;
     case 'volume24hUsd':
-      return dec.parse(token.stats['24h'].volume.usd);
+      return dec.parse(token.volume24hUsd);
     case 'marketCapUsd':
-      return dec.parse(token.marketCap.usd);
+      return dec.parse(token.marketCapUsd);
     case 'liquidityUsd':
-      return dec.parse(token.liquidity.usd);
+      return dec.parse(token.liquidityUsd);
     case 'holdersCount':
-      return token.holders.count;
+      return token.holderCount;
     case 'tradeCount24h':
-      return token.stats['24h'].buyCount + token.stats['24h'].sellCount;
+      return token.buys24h + token.sells24h;
     case 'bondingCurvePct':
       return token.bondingCurvePct == null ? null : dec.parse(token.bondingCurvePct);
     case 'bondingCurveActivity':
       return token.bondingCurvePct == null ? null : bondingCurveActivity(token);
     case 'graduatedAt':
-      return token.graduatedAt ?? null;
+      return token.graduatedAt;
   }
 }

@@ -11,7 +11,7 @@ import type { TokenEntry } from './token-pack.ts';
 export type { TokenEntry } from './token-pack.ts';
 
 function sortOf(entry: TokenEntry, field: SortField): SortValue {
-  if (!(field in entry.sortCache)) entry.sortCache[field] = sortValue(entry.token, field);
+  if (!(field in entry.sortCache)) entry.sortCache[field] = sortValue(entry.fields, field);
   return entry.sortCache[field]!;
 }
 
@@ -51,8 +51,8 @@ export function createDiscoveryIndex(body: (entry: TokenEntry) => Buffer): Disco
         if (va < vb) return desc ? 1 : -1;
         if (va > vb) return desc ? -1 : 1;
       }
-      if (a.token.chain !== b.token.chain) return a.token.chain < b.token.chain ? -1 : 1;
-      return a.token.address < b.token.address ? -1 : a.token.address > b.token.address ? 1 : 0;
+      if (a.fields.chain !== b.fields.chain) return a.fields.chain < b.fields.chain ? -1 : 1;
+      return a.fields.address < b.fields.address ? -1 : a.fields.address > b.fields.address ? 1 : 0;
     };
     // The best `limit` kept sorted while scanning: one comparison with the worst kept rejects most
     // members, so a request costs about one filter and one comparison per member, not a full sort.
@@ -60,7 +60,7 @@ export function createDiscoveryIndex(body: (entry: TokenEntry) => Buffer): Disco
     for (const chain of chains) {
       for (const entry of setOf(chain, column) ?? []) {
         if (top.length === limit && compare(entry, top[limit - 1]!) >= 0) continue;
-        if (!keep(entry.token, now)) continue;
+        if (!keep(entry.fields, now)) continue;
         let lo = 0;
         let hi = top.length;
         while (lo < hi) {
@@ -77,11 +77,11 @@ export function createDiscoveryIndex(body: (entry: TokenEntry) => Buffer): Disco
 
   return {
     upsert(entry, previous) {
-      if (previous?.column) setOf(previous.token.chain, previous.column)?.delete(previous);
-      if (entry.column) setOf(entry.token.chain, entry.column)?.add(entry);
+      if (previous?.column) setOf(previous.fields.chain, previous.column)?.delete(previous);
+      if (entry.column) setOf(entry.fields.chain, entry.column)?.add(entry);
     },
     remove(entry) {
-      if (entry.column) setOf(entry.token.chain, entry.column)?.delete(entry);
+      if (entry.column) setOf(entry.fields.chain, entry.column)?.delete(entry);
     },
     size(chain, column) {
       return setOf(chain, column)?.size ?? 0;
@@ -98,7 +98,7 @@ export function createDiscoveryIndex(body: (entry: TokenEntry) => Buffer): Disco
         firstColumn = false;
         const ranked = rankColumn(chains, column, config, now);
         ranked.forEach((e, i) => {
-          text += `${i === 0 ? '' : ','}{"chain":${JSON.stringify(e.token.chain)},"address":${JSON.stringify(e.token.address)},"rank":${i + 1},"data":`;
+          text += `${i === 0 ? '' : ','}{"chain":${JSON.stringify(e.fields.chain)},"address":${JSON.stringify(e.fields.address)},"rank":${i + 1},"data":`;
           chunks.push(Buffer.from(text), body(e));
           text = '}';
         });

@@ -216,7 +216,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     // updatedAt order. A token not held is the store's.
     const idle = token.updatedAt < now() - STALE_AFTER_MS;
     if (idle && !previous) return;
-    if (previous && previous.token.updatedAt > token.updatedAt) return;
+    if (previous && previous.fields.updatedAt > token.updatedAt) return;
     const entry = packer.entry(key, token, text);
     if (!idle) tokens.delete(key);
     tokens.set(key, entry);
@@ -313,7 +313,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   function sweep(): void {
     const cutoff = now() - STALE_AFTER_MS;
     for (const [key, entry] of tokens) {
-      if (entry.token.updatedAt >= cutoff - IDLE_GRACE_MS) break;
+      if (entry.fields.updatedAt >= cutoff - IDLE_GRACE_MS) break;
       tokens.delete(key);
       discovery.remove(entry);
       packer.drop(entry);

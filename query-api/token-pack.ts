@@ -1,5 +1,5 @@
 // Tokens as the views hold them: the JSON deflated against a dictionary of the Token schema's
-// shape (about a fifth of the text), plus a slim object with only the fields discovery reads.
+// shape (about a fifth of the text), plus a flat object of the fields discovery reads.
 // The full JSON of recently read tokens is kept in a bounded LRU of response Buffers, so hot
 // reads cost a Map lookup and cold ones one inflate (tens of microseconds). A new version stays
 // plain until it has not been replaced for a while (pack()): a token trading all the time gets a
@@ -7,14 +7,15 @@
 import zlib from 'node:zlib';
 import type { TSchema } from '@sinclair/typebox';
 import { Token as TokenSchema, type Column, type SortField, type Token } from '../core/schemas.ts';
+import { discoveryFields, type DiscoveryFields } from './discovery-fields.ts';
 import { columnOf, type SortValue } from './discovery-rules.ts';
 import { createPackQueue } from './pack-queue.ts';
 
 /** A token version as the views hold it. */
 export interface TokenEntry {
   key: string;
-  /** The fields discovery filters, sorts and columns read (typed as Token: nothing else is read). */
-  token: Token;
+  /** The fields discovery filters, sorts and columns read. */
+  fields: DiscoveryFields;
   /** deflate-raw output as a latin1 string: one byte per byte inside the JS heap, no Buffer object (null while plain). */
   packed: string | null;
   /** The JSON until it is packed (an entry dropped while plain keeps it for readers still holding it). */
@@ -39,6 +40,8 @@ export interface TokenPacker {
 
 /** Plain versions kept at most (~5 KB each); past it, the oldest is deflated at once. */
 const MAX_PLAIN = 4096;
+/** Distinct launchpad and anchor-symbol strings shared at most (the real sets are a few dozen). */
+const MAX_SHARED = 1024;
 
 /** A JSON value shaped like the schema, strings as "0": the keys and punctuation a token repeats. */
 function skeleton(schema: TSchema): unknown {
@@ -69,51 +72,19 @@ const DICTIONARY = (() => {
   return Buffer.from(JSON.stringify(shape));
 })();
 
-/** The discovery fields only, copied (no references into the caller's object). */
-function slim(t: Token): Token {
-  const day = t.stats['24h'];
-  const hour = t.stats['1h'];
-  return {
-    chain: t.chain,
-    address: t.address,
-    name: t.name,
-    symbol: t.symbol,
-    creator: t.creator,
-    createdAt: t.createdAt,
-    updatedAt: t.updatedAt,
-    launchpad: t.launchpad,
-    anchorSymbol: t.anchorSymbol,
-    bondingCurvePct: t.bondingCurvePct,
-    graduatedAt: t.graduatedAt,
-    annotations: t.annotations?.some((a) => a.kind === 'mayhem_mode') ? [{ kind: 'mayhem_mode' }] : [],
-    devFunding: { funder: t.devFunding.funder },
-    holders: {
-      count: t.holders.count,
-      devPct: t.holders.devPct,
-      sniperPct: t.holders.sniperPct,
-      top10Pct: t.holders.top10Pct,
-    },
-    liquidity: { usd: t.liquidity.usd },
-    marketCap: { usd: t.marketCap.usd },
-    stats: {
-      '24h': { buyCount: day.buyCount, sellCount: day.sellCount, volume: { usd: day.volume.usd } },
-      '1h': { volume: { usd: hour.volume.usd } },
-    },
-    totals: { fees: { dex: { usd: t.totals.fees.dex.usd }, platform: { usd: t.totals.fees.platform.usd } } },
-    metadata: {
-      twitter: t.metadata.twitter,
-      website: t.metadata.website,
-      telegram: t.metadata.telegram,
-      discord: t.metadata.discord,
-    },
-  } as unknown as Token;
-}
-
 export function createTokenPacker(options: { hotBodies?: number; maxPlain?: number } = {}): TokenPacker {
   const capacity = options.hotBodies ?? 1024;
   const maxPlain = options.maxPlain ?? MAX_PLAIN;
   // Least recently read first.
   const hot = new Map<TokenEntry, Buffer>();
+  // Launchpads and anchor symbols: a few values repeated over every token version, one copy each.
+  const shared = new Map<string, string>();
+  const intern = (text: string) => {
+    const known = shared.get(text);
+    if (known !== undefined) return known;
+    if (shared.size < MAX_SHARED) shared.set(text, text);
+    return text;
+  };
 
   const remember = (entry: TokenEntry, body: Buffer) => {
     hot.set(entry, body);
@@ -130,12 +101,13 @@ export function createTokenPacker(options: { hotBodies?: number; maxPlain?: numb
 
   return {
     entry(key, token, text) {
+      const fields = discoveryFields(token, intern);
       const entry: TokenEntry = {
         key,
-        token: slim(token),
+        fields,
         packed: null,
         plain: Buffer.from(text ?? JSON.stringify(token)),
-        column: columnOf(token),
+        column: columnOf(fields),
         sortCache: {},
       };
       plain.add(entry);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { parse } from '../core/decimal.ts';
 import type { Token } from '../core/schemas.ts';
+import { discoveryFields, type DiscoveryFields } from '../query-api/discovery-fields.ts';
 import { bondingCurveActivity, columnOf, effectiveSort, sortValue } from '../query-api/discovery-rules.ts';
 import { createTokenPacker } from '../query-api/token-pack.ts';
 import { sampleToken } from './fixtures/spec-samples.ts';
@@ -12,8 +13,11 @@ describe('discovery rules', () => {
     graduatedAt: null,
     bondingCurvePct: '10',
     createdAt: 5,
-    stats: { '1h': { volume: { usd: '99' } }, '24h': { volume: { usd: '7' }, buyCount: 2, sellCount: 3 } },
-  } as unknown as Token;
+    volume1hUsd: '99',
+    volume24hUsd: '7',
+    buys24h: 2,
+    sells24h: 3,
+  } as unknown as DiscoveryFields;
   it('places launchpad tokens in the column their curve selects', () => {
     assert.equal(columnOf(base), 'newPairs');
     assert.equal(columnOf({ ...base, bondingCurvePct: '39.99' }), 'newPairs');
@@ -30,6 +34,38 @@ describe('discovery rules', () => {
     assert.equal(sortValue(base, 'bondingCurveActivity'), 10 * Math.log(100));
     assert.equal(sortValue({ ...base, bondingCurvePct: null }, 'bondingCurveActivity'), null);
     assert.equal(sortValue(base, 'graduatedAt'), null);
+  });
+});
+
+describe('discovery fields (discovery-fields.ts)', () => {
+  it('copies what discovery reads from a token, flat, with absent optional fields as null', () => {
+    const token = sampleToken() as unknown as Token;
+    const fields = discoveryFields(token);
+    assert.equal(fields.chain, token.chain);
+    assert.equal(fields.address, token.address);
+    assert.equal(fields.holderCount, token.holders.count);
+    assert.equal(fields.top10Pct, token.holders.top10Pct);
+    assert.equal(fields.liquidityUsd, token.liquidity.usd);
+    assert.equal(fields.marketCapUsd, token.marketCap.usd);
+    assert.equal(fields.volume24hUsd, token.stats['24h'].volume.usd);
+    assert.equal(fields.volume1hUsd, token.stats['1h'].volume.usd);
+    assert.equal(fields.buys24h + fields.sells24h, token.stats['24h'].buyCount + token.stats['24h'].sellCount);
+    assert.equal(fields.feesDexUsd, token.totals.fees.dex.usd);
+    assert.equal(fields.feesPlatformUsd, token.totals.fees.platform.usd);
+    assert.equal(fields.funder, token.devFunding.funder);
+    assert.equal(fields.twitter, token.metadata.twitter);
+    for (const value of Object.values(fields)) assert.ok(value === null || typeof value !== 'object', 'flat');
+
+    const bare: Token = { ...token, annotations: [{ kind: 'mayhem_mode' }] };
+    delete bare.bondingCurvePct;
+    delete bare.graduatedAt;
+    delete bare.launchpad;
+    const flat = discoveryFields(bare);
+    assert.equal(flat.mayhem, true);
+    assert.equal(flat.bondingCurvePct, null);
+    assert.equal(flat.graduatedAt, null);
+    assert.equal(flat.launchpad, null);
+    assert.equal(discoveryFields({ ...token, annotations: [] }).mayhem, false);
   });
 });
 

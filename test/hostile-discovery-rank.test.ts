@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import type { Chain } from '../core/chains.ts';
 import { SORT_FIELDS, type SortField, type Token } from '../core/schemas.ts';
 import { createDiscoveryIndex, clampLimit } from '../query-api/discovery.ts';
+import { discoveryFields } from '../query-api/discovery-fields.ts';
 import { compileFilters } from '../query-api/discovery-filters.ts';
 import { effectiveSort, sortValue } from '../query-api/discovery-rules.ts';
 import { createTokenPacker } from '../query-api/token-pack.ts';
@@ -41,6 +42,7 @@ function reference(tokens: Token[], chains: Chain[], sortBy: SortField, order: '
   const field = effectiveSort('newPairs', sortBy);
   const desc = order === 'desc';
   return tokens
+    .map((t) => discoveryFields(t))
     .filter((t) => chains.includes(t.chain) && keep(t, NOW))
     .sort((a, b) => {
       const va = sortValue(a, field);

@@ -115,7 +115,7 @@ describe('stream with the REST views: spot.discovery, snapshot, state resume, id
     await waitFor(
       () =>
         api.api.views.token('solana', entering.address) !== undefined &&
-        api.api.views.token('solana', tokens.new0!.address)?.token.bondingCurvePct === '55',
+        api.api.views.token('solana', tokens.new0!.address)?.fields.bondingCurvePct === '55',
       'the changes in the views',
     );
     // Conflated: the deltas arrive on the next beat; after two more beats nothing is pending.
