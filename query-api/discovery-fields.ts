@@ -1,7 +1,7 @@
 // What discovery reads of a token, as one flat object: the hot views keep one per token (about
 // 34k through a mainnet day), and the token's nested shape cost some fifteen objects each where
 // this costs one. Decimals stay exact strings, as the token has them.
-import { CHAINS, type Chain } from '../core/chains.ts';
+import type { Chain } from '../core/chains.ts';
 import type { Token } from '../core/schemas.ts';
 
 export interface DiscoveryFields {
@@ -41,7 +41,7 @@ export interface DiscoveryFields {
 export function discoveryFields(t: Token, intern: (text: string) => string = (text) => text): DiscoveryFields {
   const day = t.stats['24h'];
   return {
-    chain: CHAINS.find((chain) => chain === t.chain) ?? t.chain,
+    chain: intern(t.chain) as Chain,
     address: t.address,
     name: t.name,
     symbol: t.symbol,

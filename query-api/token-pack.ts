@@ -6,6 +6,7 @@
 // version every views pass, and deflating each (~50 µs) was most of the serving thread's catch-up.
 import zlib from 'node:zlib';
 import type { TSchema } from '@sinclair/typebox';
+import { createMemo } from '../core/memo.ts';
 import { Token as TokenSchema, type Column, type SortField, type Token } from '../core/schemas.ts';
 import { discoveryFields, type DiscoveryFields } from './discovery-fields.ts';
 import { columnOf, type SortValue } from './discovery-rules.ts';
@@ -40,7 +41,7 @@ export interface TokenPacker {
 
 /** Plain versions kept at most (~5 KB each); past it, the oldest is deflated at once. */
 const MAX_PLAIN = 4096;
-/** Distinct launchpad and anchor-symbol strings shared at most (the real sets are a few dozen). */
+/** Distinct chain, launchpad and anchor-symbol strings shared at most (the real sets are a few dozen). */
 const MAX_SHARED = 1024;
 
 /** A JSON value shaped like the schema, strings as "0": the keys and punctuation a token repeats. */
@@ -77,14 +78,9 @@ export function createTokenPacker(options: { hotBodies?: number; maxPlain?: numb
   const maxPlain = options.maxPlain ?? MAX_PLAIN;
   // Least recently read first.
   const hot = new Map<TokenEntry, Buffer>();
-  // Launchpads and anchor symbols: a few values repeated over every token version, one copy each.
-  const shared = new Map<string, string>();
-  const intern = (text: string) => {
-    const known = shared.get(text);
-    if (known !== undefined) return known;
-    if (shared.size < MAX_SHARED) shared.set(text, text);
-    return text;
-  };
+  // Chains, launchpads and anchor symbols: a few values repeated over every token version, one copy each.
+  const shared = createMemo<string>(MAX_SHARED);
+  const intern = (text: string) => shared.get(text) ?? shared.set(text, text);
 
   const remember = (entry: TokenEntry, body: Buffer) => {
     hot.set(entry, body);

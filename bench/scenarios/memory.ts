@@ -4,6 +4,7 @@
 // full GC (node --expose-gc) before and after each stage. "Active token" = all three. Then the
 // aggregator's state: heap bytes per active token and per wallet (bench/lib/aggregator-state-size.ts).
 import type { Chain } from '../../core/chains.ts';
+import type { Context } from '../../core/context.ts';
 import { createClient } from '@clickhouse/client';
 import { createStore } from '../../clickhouse/store.ts';
 import { createHotViews } from '../../query-api/hot-views.ts';
@@ -50,7 +51,7 @@ async function settle(): Promise<Reading> {
  * from them die when this returns: held by the scenario's frame, they were freed partway through
  * the stages (~37 MB at 20,000 tokens), which read as a negative candles stage.
  */
-function templatesOf(ctx: Parameters<typeof derive>[0], inputFile: string) {
+function templatesOf(ctx: Context, inputFile: string) {
   const derived = derive(ctx, readDecoded(inputFile));
   return {
     templates: derived.tokens,
