@@ -47,6 +47,7 @@ import {
   DEDUPE_HORIZON_MS,
   FORGET_EVERY,
   forgetOldIds,
+  idKey,
   RECENT_IDS_CAP,
   RECENT_IDS_FLOOR,
   seenBefore,
@@ -496,7 +497,7 @@ describe('aggregator dedupe of redelivered swaps', () => {
       for (let back = 0; back < Math.min(i + 1, RECENT_IDS_CAP); back++) {
         const j = i - back;
         if (back >= RECENT_IDS_FLOOR && times[j]! <= time - DEDUPE_HORIZON_MS) break;
-        assert.ok(ids.has(`id${j}`), `id${j} forgotten after trade ${i}`);
+        assert.ok(ids.has(idKey(`id${j}`)), `id${j} forgotten after trade ${i}`);
       }
     }
     return { ids, maxSize };
@@ -514,6 +515,41 @@ describe('aggregator dedupe of redelivered swaps', () => {
     const { ids, maxSize } = run(200, 60_000);
     assert.equal(ids.size, RECENT_IDS_FLOOR);
     assert.equal(maxSize, RECENT_IDS_FLOOR);
+  });
+
+  it('remembers an id by a 7-unit digest, distinct for ids one unit apart anywhere', () => {
+    const base = `solana:${'5'.repeat(87)}K:3`;
+    const keys = new Set<string>();
+    let count = 0;
+    // Every position changed to each of 58 base58 digits, and event indexes 0-9,999.
+    const digits = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+    for (let at = 0; at < base.length; at++)
+      for (const digit of digits) {
+        const id = base.slice(0, at) + digit + base.slice(at + 1);
+        if (id === base && at > 0) continue;
+        keys.add(idKey(id));
+        count++;
+      }
+    for (let index = 0; index < 10_000; index++) {
+      keys.add(idKey(`base:0x${'ab'.repeat(32)}:${index}`));
+      count++;
+    }
+    // Distinct ids (the unchanged one counted once), distinct keys.
+    assert.equal(keys.size, count);
+    for (const key of keys) {
+      assert.equal(key.length, 7);
+      for (let i = 0; i < 7; i++) assert.ok(key.charCodeAt(i) >= 0x1000 && key.charCodeAt(i) < 0x9000);
+    }
+  });
+
+  it('recognises ids kept in full by a map written before the digest, and forgets them with the horizon', () => {
+    const ids = new Map<string, number>([['solana:old-signature:0', 0]]);
+    assert.equal(seenBefore(ids, 'solana:old-signature:0', 1_000), true);
+    assert.equal(seenBefore(ids, 'solana:new-signature:0', 1_000), false);
+    assert.equal(seenBefore(ids, 'solana:new-signature:0', 2_000), true);
+    for (let i = 0; i < RECENT_IDS_FLOOR; i++) seenBefore(ids, `later${i}`, DEDUPE_HORIZON_MS + 5_000);
+    forgetOldIds(ids, DEDUPE_HORIZON_MS + 5_000);
+    assert.equal(ids.has('solana:old-signature:0'), false);
   });
 
   it('forgets past the horizon every FORGET_EVERY trades on a token with more ids than that', () => {
