@@ -708,7 +708,7 @@ export function createProcessor(
       for (const [address, h] of t.holders) if (h.bal > 0n) setHolding(wallet(t.chain, address), key, true);
       if (t.creator !== '') {
         const creator = wallet(t.chain, t.creator);
-        if (!creator.created.includes(key)) creator.created.push(key);
+        if (!creator.created.includes(key)) creator.created = creator.created.concat(key);
       }
       holdersReset(t);
       if (hasWindowTrades(t.win)) activeOf(t.chain).set(key, nextExpiry(t.win));

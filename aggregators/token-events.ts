@@ -75,7 +75,8 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
     const from = normalizeAddress(chain, e.from);
     const w = wallet(chain, to);
     touch(w, e.blockTime);
-    if (!w.fundedBy.includes(from) && w.fundedBy.length < 16) w.fundedBy.push(from);
+    // concat, not push: a first push gives the array room for 17 (152 B), and most wallets keep one.
+    if (!w.fundedBy.includes(from) && w.fundedBy.length < 16) w.fundedBy = w.fundedBy.concat(from);
     if (!w.funder) {
       const amountN = fromUnits(e.amount, CHAIN_INFO[chain].native.decimals);
       const label = e.fromLabel ?? peekWallet(chain, from)?.labels.find((l) => l.startsWith('cex:')) ?? null;
@@ -109,7 +110,7 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
           }
         }
         const creator = wallet(chain, t.creator);
-        if (!creator.created.includes(key)) creator.created.push(key);
+        if (!creator.created.includes(key)) creator.created = creator.created.concat(key);
         holdersReset(t); // creator, supply and pools
         break;
       }

@@ -2,12 +2,14 @@
 // over the same hour, one 10× as often (1M trades), and their states stay the same size; a token
 // trading every second all day keeps a few thousand window buckets; a token gaining one-off holders
 // all the time keeps in memory only the records of its recently active wallets. The size is the
-// state's structural size (its v8 serialisation, what a snapshot stores).
+// state's structural size (its v8 serialisation, what a snapshot stores), except for the wallets
+// test: one copy of each address and token key is a matter of the heap, read after full collections.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
+import vm from 'node:vm';
 import { tokenKey } from '../core/chains.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
@@ -214,6 +216,63 @@ describe('aggregator memory', function () {
       store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('wallets and holder records keep one copy of each address and token key, not one per message', () => {
+    // Every message is parsed text, as from the log: its strings are new instances each time.
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    // A fresh output per message: what a batch emits is not state.
+    let out = newBatchOutput();
+    const parsed = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+    const event = (e: TokenEvent) => p.event(parsed(e), JSON.stringify(e), out);
+    const tokens = [addr(0xd1), addr(0xd2), addr(0xd3), addr(0xd4)];
+    for (const token of tokens) event(created(token));
+    const base = { chain: CHAIN, eventIndex: 0, blockNumber: T0 / 1000, blockTime: T0, token: null };
+    const funder = addr(0xf00);
+    const WALLETS = 5_000;
+    const heapOf = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heapOf();
+    for (let i = 0; i < WALLETS; i++) {
+      const wallet = addr(0x300000 + i);
+      const hash = `0x${(0x300000 + i).toString(16).padStart(64, '0')}`;
+      event({
+        ...base,
+        id: `f${i}`,
+        transactionHash: hash,
+        kind: 'funding',
+        from: funder,
+        to: wallet,
+        amount: '1',
+        fromLabel: null,
+      });
+      for (const [k, token] of tokens.entries()) {
+        p.swap(parsed({ ...swap(token, T0, i, wallet), side: 'buy' }), out);
+        event({
+          ...base,
+          id: `t${i}:${k}`,
+          transactionHash: hash,
+          kind: 'transfer',
+          token,
+          from: POOL,
+          to: wallet,
+          amount: '7',
+        });
+      }
+      out = newBatchOutput();
+    }
+    const perWallet = (heapOf() - before) / WALLETS;
+    assert.equal(state.wallets.get(walletKey(CHAIN, addr(0x300000)))!.held!.size, tokens.length);
+    // About 1.75 KB a wallet with four holdings: its facts, four holder records, four held keys and
+    // its trades' four dedupe ids. Copies of its address per record and of the token key per
+    // holding, an array with room for 17 funders and the ids' text made it about 2.5 KB.
+    assert.ok(perWallet < 2_100, `${Math.round(perWallet)} B of heap a wallet`);
   });
 
   it('wallets that hold nothing, created nothing, carry no label and idle for 24 h are forgotten', () => {
