@@ -10,8 +10,8 @@
 // transaction hash, event index) is a 75-100 character string, about 100-120 B of heap each, and
 // the ids of the live rate were the main thread's second largest growth after a mainnet start
 // (9 MB over minutes 2-6). Two ids of one token share a digest with a chance of about 2^-84 a swap.
-// Maps written before the digest (snapshots, parked tokens) hold full ids: those are still looked
-// up, and leave with the horizon like any other.
+// Maps written before the digest (snapshots, parked, evicted or stored tokens) are converted as
+// they are read (upgrade.ts, digestIds), so a lookup is one digest.
 
 export const DEDUPE_HORIZON_MS = 10 * 60_000;
 export const RECENT_IDS_CAP = 4096;
@@ -59,10 +59,23 @@ export function idKey(id: string): string {
   );
 }
 
+const isIdKey = (key: string) => key.length === 7 && key.charCodeAt(0) >= KEY_UNIT_BASE;
+
+/** `ids` with every key a digest, in the same order: full ids (written before the digest) converted. */
+export function digestIds(ids: Map<string, number>): Map<string, number> {
+  for (const key of ids.keys()) {
+    if (isIdKey(key)) continue;
+    const digested = new Map<string, number>();
+    for (const [id, time] of ids) digested.set(isIdKey(id) ? id : idKey(id), time);
+    return digested;
+  }
+  return ids;
+}
+
 /** True when `id` was seen; otherwise records it (by idKey) at `time`. */
 export function seenBefore(ids: Map<string, number>, id: string, time: number): boolean {
   const key = idKey(id);
-  if (ids.has(key) || ids.has(id)) return true;
+  if (ids.has(key)) return true;
   ids.set(key, time);
   return false;
 }

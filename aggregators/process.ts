@@ -190,18 +190,22 @@ export function createProcessor(
     return t;
   }
 
+  /** The first `text` kept for `owner`: one string instance per state object (weak: it goes with it). */
+  function keptFor<Owner extends object>(kept: WeakMap<Owner, string>, owner: Owner, text: string): string {
+    const known = kept.get(owner);
+    if (known !== undefined) return known;
+    kept.set(owner, text);
+    return text;
+  }
+
   // One instance of a wallet's address for the holder maps of the tokens it trades (about four a
   // wallet in memory on the mainnet profile): the address parsed from each message is a new string,
-  // and each record kept its own (6 MB at minute 6 of a mainnet start). Weak, like heldKeys.
+  // and each record kept its own (6 MB at minute 6 of a mainnet start).
   const walletAddresses = new WeakMap<WalletState, string>();
   /** `address` as kept for its wallet when that is in memory (no read of the wallet store). */
   function sharedAddress(chain: Chain, address: string): string {
     const w = state.wallets.get(walletKey(chain, address));
-    if (!w) return address;
-    const kept = walletAddresses.get(w);
-    if (kept !== undefined) return kept;
-    walletAddresses.set(w, address);
-    return address;
+    return w ? keptFor(walletAddresses, w, address) : address;
   }
 
   function holder(t: TokenState, address: string): HolderRec {
@@ -223,14 +227,8 @@ export function createProcessor(
 
   // One instance of a token's key for the wallets' `held` sets: the key is built anew for each
   // message, and each (wallet, token) pair kept its own copy (7 MB at minute 6 of a mainnet start).
-  // Weak: a token parked, evicted or released takes its entry with it.
   const heldKeys = new WeakMap<TokenState, string>();
-  function heldKey(t: TokenState, key: string): string {
-    const kept = heldKeys.get(t);
-    if (kept !== undefined) return kept;
-    heldKeys.set(t, key);
-    return key;
-  }
+  const heldKey = (t: TokenState, key: string) => keptFor(heldKeys, t, key);
 
   function setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void {
     const h = holder(t, address);

@@ -24,7 +24,7 @@ import { advance, insert, newTradeWindow, statsAt, windowStats, type TradeRec } 
 import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/candles.ts';
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
-import { createProcessor } from '../aggregators/process.ts';
+import { createProcessor, newTokenState } from '../aggregators/process.ts';
 import { tokenKey } from '../core/chains.ts';
 import {
   ATTR,
@@ -45,6 +45,7 @@ import type { SpotStore, TradeRow } from '../clickhouse/types.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
 import {
   DEDUPE_HORIZON_MS,
+  digestIds,
   FORGET_EVERY,
   forgetOldIds,
   idKey,
@@ -543,13 +544,30 @@ describe('aggregator dedupe of redelivered swaps', () => {
   });
 
   it('recognises ids kept in full by a map written before the digest, and forgets them with the horizon', () => {
-    const ids = new Map<string, number>([['solana:old-signature:0', 0]]);
+    // Read back through the upgrade, as snapshots, parked, evicted and stored tokens are.
+    const written = new Map<string, number>([
+      ['solana:old-signature:0', 0],
+      ['solana:old-signature:1', 500],
+    ]);
+    const ids = upgradeToken({ ...newTokenState('solana', 'T', 6, 0), recentIds: written }).recentIds;
+    assert.deepEqual([...ids.values()], [0, 500], 'order and times kept');
+    assert.equal(digestIds(ids), ids, 'a digested map is kept as it is');
     assert.equal(seenBefore(ids, 'solana:old-signature:0', 1_000), true);
+    assert.equal(seenBefore(ids, 'solana:old-signature:1', 1_000), true);
     assert.equal(seenBefore(ids, 'solana:new-signature:0', 1_000), false);
     assert.equal(seenBefore(ids, 'solana:new-signature:0', 2_000), true);
     for (let i = 0; i < RECENT_IDS_FLOOR; i++) seenBefore(ids, `later${i}`, DEDUPE_HORIZON_MS + 5_000);
     forgetOldIds(ids, DEDUPE_HORIZON_MS + 5_000);
     assert.equal(ids.has('solana:old-signature:0'), false);
+    assert.equal(ids.has(idKey('solana:old-signature:0')), false);
+  });
+
+  it("digests a snapshot's shadow tokens' ids too (distributed instances)", () => {
+    const state = newState();
+    state.shadows = new Map([['base:0xabc', { priceN: 0n, lastT: 0, recentIds: new Map([['base:0xdef:3', 0]]) }]]);
+    const upgraded = upgradeState(v8.deserialize(v8.serialize(state)))!;
+    const ids = upgraded.shadows!.get('base:0xabc')!.recentIds;
+    assert.equal(seenBefore(ids, 'base:0xdef:3', 1_000), true);
   });
 
   it('forgets past the horizon every FORGET_EVERY trades on a token with more ids than that', () => {
