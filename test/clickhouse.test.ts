@@ -2,7 +2,7 @@
 // candle rollups checked against a brute-force rollup computed here from the same rows.
 import assert from 'node:assert/strict';
 import { sharedChdb } from './helpers/chdb.ts';
-import { MIGRATIONS, migrate } from '../clickhouse/migrations.ts';
+import { DERIVED_TABLES, MIGRATIONS, migrate, SMALL_MERGE_SETTINGS } from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
 import {
   encodeRows,
@@ -287,6 +287,20 @@ describe('clickhouse store (chDB)', () => {
     });
     assert.equal(Number((await versions.json<{ n: string }>())[0]!.n), MIGRATIONS.length);
     assert.equal(await store.ping(), true);
+  });
+
+  it('merges every derived table a column at a time in small blocks', async () => {
+    const { client } = await sharedChdb();
+    const result = await client.query({
+      query: "SELECT name, engine_full FROM system.tables WHERE database = 'spot'",
+      format: 'JSONEachRow',
+    });
+    const engines = new Map(
+      (await result.json<{ name: string; engine_full: string }>()).map((t) => [t.name, t.engine_full]),
+    );
+    for (const table of DERIVED_TABLES)
+      for (const setting of SMALL_MERGE_SETTINGS.split(', '))
+        assert.ok(engines.get(table)?.includes(setting), `${table} lacks ${setting}: ${engines.get(table)}`);
   });
 
   it('adds trade platforms to tables made before them, reading [] for old rows, idempotently', async () => {
