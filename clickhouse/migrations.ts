@@ -62,6 +62,9 @@ export const SMALL_MERGE_SETTINGS = [
   'merge_max_block_size_bytes = 1048576',
 ].join(', ');
 
+/** Outdated parts removed by the cleanup thread itself, however many there are. */
+export const SERIAL_PART_REMOVAL = 'concurrent_part_removal_threshold = 1000000';
+
 const ohlc = (prefix: string) =>
   ['open', 'high', 'low', 'close'].map((part) => `${prefix}_${part} ${DEC}`).join(',\n  ');
 
@@ -197,6 +200,14 @@ ORDER BY token`,
     // merges (key columns first, then each other column alone) in 1,024-row or 1 MB blocks take
     // a quarter of that (docs/performance.md). The rows a merge keeps are the same.
     statements: DERIVED_TABLES.map((table) => `ALTER TABLE spot.${table} MODIFY SETTING ${SMALL_MERGE_SETTINGS}`),
+  },
+  {
+    version: 6,
+    name: 'merged-away parts removed one at a time',
+    // Past 100 outdated parts at once, ClickHouse removes them on up to 128 threads of its global
+    // pool, which keeps them afterwards: chDB's threads went from 9 to 132 four minutes into the
+    // mainnet check. Removing a local part is a directory unlink; one thread does it.
+    statements: DERIVED_TABLES.map((table) => `ALTER TABLE spot.${table} MODIFY SETTING ${SERIAL_PART_REMOVAL}`),
   },
 ];
 

@@ -2,7 +2,13 @@
 // candle rollups checked against a brute-force rollup computed here from the same rows.
 import assert from 'node:assert/strict';
 import { sharedChdb } from './helpers/chdb.ts';
-import { DERIVED_TABLES, MIGRATIONS, migrate, SMALL_MERGE_SETTINGS } from '../clickhouse/migrations.ts';
+import {
+  DERIVED_TABLES,
+  MIGRATIONS,
+  migrate,
+  SERIAL_PART_REMOVAL,
+  SMALL_MERGE_SETTINGS,
+} from '../clickhouse/migrations.ts';
 import { createStore } from '../clickhouse/store.ts';
 import {
   encodeRows,
@@ -289,7 +295,7 @@ describe('clickhouse store (chDB)', () => {
     assert.equal(await store.ping(), true);
   });
 
-  it('merges every derived table a column at a time in small blocks', async () => {
+  it('merges every derived table a column at a time in small blocks, and removes merged-away parts on one thread', async () => {
     const { client } = await sharedChdb();
     const result = await client.query({
       query: "SELECT name, engine_full FROM system.tables WHERE database = 'spot'",
@@ -299,7 +305,7 @@ describe('clickhouse store (chDB)', () => {
       (await result.json<{ name: string; engine_full: string }>()).map((t) => [t.name, t.engine_full]),
     );
     for (const table of DERIVED_TABLES)
-      for (const setting of SMALL_MERGE_SETTINGS.split(', '))
+      for (const setting of [...SMALL_MERGE_SETTINGS.split(', '), SERIAL_PART_REMOVAL])
         assert.ok(engines.get(table)?.includes(setting), `${table} lacks ${setting}: ${engines.get(table)}`);
   });
 
