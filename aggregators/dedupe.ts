@@ -61,15 +61,16 @@ export function idKey(id: string): string {
 
 const isIdKey = (key: string) => key.length === 7 && key.charCodeAt(0) >= KEY_UNIT_BASE;
 
-/** `ids` with every key a digest, in the same order: full ids (written before the digest) converted. */
+/**
+ * `ids` with every key a digest, in the same order: full ids (written before the digest) converted.
+ * Full ids only ever precede digests in a map's order, so its first key tells (every unpark reads it).
+ */
 export function digestIds(ids: Map<string, number>): Map<string, number> {
-  for (const key of ids.keys()) {
-    if (isIdKey(key)) continue;
-    const digested = new Map<string, number>();
-    for (const [id, time] of ids) digested.set(isIdKey(id) ? id : idKey(id), time);
-    return digested;
-  }
-  return ids;
+  const first = ids.keys().next();
+  if (first.done || isIdKey(first.value)) return ids;
+  const digested = new Map<string, number>();
+  for (const [id, time] of ids) digested.set(isIdKey(id) ? id : idKey(id), time);
+  return digested;
 }
 
 /** True when `id` was seen; otherwise records it (by idKey) at `time`. */

@@ -562,6 +562,16 @@ describe('aggregator dedupe of redelivered swaps', () => {
     assert.equal(ids.has(idKey('solana:old-signature:0')), false);
   });
 
+  it('converts a map with full ids before digests (written between the digest and the upgrade)', () => {
+    const mixed = new Map<string, number>([
+      ['solana:old-signature:0', 0],
+      [idKey('solana:new-signature:0'), 10],
+    ]);
+    const ids = digestIds(mixed);
+    assert.deepEqual([...ids.keys()], [idKey('solana:old-signature:0'), idKey('solana:new-signature:0')]);
+    assert.deepEqual([...ids.values()], [0, 10]);
+  });
+
   it("digests a snapshot's shadow tokens' ids too (distributed instances)", () => {
     const state = newState();
     state.shadows = new Map([['base:0xabc', { priceN: 0n, lastT: 0, recentIds: new Map([['base:0xdef:3', 0]]) }]]);
