@@ -1,30 +1,61 @@
-// Redelivered swaps: per token, the ids of its recent trades (id → event time, in arrival order).
-// A swap redelivered (a source re-reading blocks after a restart, a producer retry) is recognised
-// while its id is among its token's last RECENT_IDS_CAP trades and within DEDUPE_HORIZON_MS of
-// event time of the newest one, or among its last RECENT_IDS_FLOOR trades whatever their age.
-// Ids are not kept for 24 h: their memory is bounded per token. Past FORGET_EVERY ids, old ones
-// are forgotten every FORGET_EVERY trades, so up to that many more are remembered (recognised
-// longer, never shorter).
+// Redelivered swaps: per token, the ids of its recent trades (with their event times, in arrival
+// order). A swap redelivered (a source re-reading blocks after a restart, a producer retry) is
+// recognised while its id is among its token's last RECENT_IDS_CAP trades and within
+// DEDUPE_HORIZON_MS of event time of the newest one, or among its last RECENT_IDS_FLOOR trades
+// whatever their age. Ids are not kept for 24 h: their memory is bounded per token. Past
+// FORGET_EVERY ids, old ones are forgotten every FORGET_EVERY trades, so up to that many more are
+// remembered (recognised longer, never shorter).
 //
-// An id is remembered by a 96-bit digest of it (idKey), not its text: a trade id (chain,
-// transaction hash, event index) is a 75-100 character string, about 100-120 B of heap each, and
-// the ids of the live rate were the main thread's second largest growth after a mainnet start
-// (9 MB over minutes 2-6). Two ids of one token share a digest with a chance of about 2^-84 a swap.
-// Maps written before the digest (snapshots, parked, evicted or stored tokens) are converted as
-// they are read (upgrade.ts, digestIds), so a lookup is one digest.
+// An id is remembered by a 96-bit digest of it (three 32-bit hashes of its text), not its text: a
+// trade id (chain, transaction hash, event index) is a 75-100 character string. Two ids of one
+// token share a digest with a chance of about 2^-84 a swap. The digests and times sit in two typed
+// arrays per token (a ring in arrival order, and an open-addressing index into it): 28 B an id,
+// outside the JS heap, where a Map of digest strings took about 120 B of heap an id.
+// Older states (a Map of ids in full or of 7-unit digest strings) are converted as they are read
+// (upgrade.ts, recentIdsOf), so a lookup is one digest.
 
 export const DEDUPE_HORIZON_MS = 10 * 60_000;
 export const RECENT_IDS_CAP = 4096;
 export const RECENT_IDS_FLOOR = 16;
 /**
- * Trades between passes over the oldest ids. A Map keeps deleted entries as holes that iteration
- * walks until V8 rehashes it, so a pass per trade walked ~2,000 holes on a busy token: 1.7 against
- * 0.3 µs a trade with a pass every 64 (4,096 ids, one in, one out).
+ * Trades between passes over the oldest ids, once a token holds more than this many: a pass at
+ * a fixed cadence of the id count, kept across snapshots, so the ids a token remembers depend only
+ * on its trades.
  */
 export const FORGET_EVERY = 64;
 
-/** Seven UTF-16 units of 15 bits above U+1000 (no surrogates, no control characters). */
-const KEY_UNIT_BASE = 0x1000;
+/**
+ * A token's recent ids: plain data (a snapshot serialises it as it is).
+ * `words` holds three digest words per slot of a ring of `times.length` slots (oldest at `head`,
+ * `size` held), then the index: a power of two of cells, at least twice the slots, each a slot + 1
+ * or 0 (empty), probed linearly from the digest's first word.
+ */
+export interface RecentIds {
+  words: Uint32Array;
+  times: Float64Array;
+  head: number;
+  size: number;
+}
+
+const WORDS = 3;
+const INITIAL_SLOTS = 4;
+/** The most a token holds when it is forgotten after every trade (forgetOldIds). */
+const BOUNDED_SLOTS = RECENT_IDS_CAP + FORGET_EVERY;
+
+const indexCellsFor = (slots: number) => {
+  let cells = 8;
+  while (cells < slots * 2) cells *= 2;
+  return cells;
+};
+
+export function newRecentIds(slots = INITIAL_SLOTS): RecentIds {
+  return {
+    words: new Uint32Array(slots * WORDS + indexCellsFor(slots)),
+    times: new Float64Array(slots),
+    head: 0,
+    size: 0,
+  };
+}
 
 function finalMix(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
@@ -32,8 +63,11 @@ function finalMix(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** The key an id is remembered by: three independent 32-bit hashes of its text, 96 bits in 7 units. */
-export function idKey(id: string): string {
+/** The last digest computed (idDigest): three words, reused so a lookup allocates nothing. */
+const digest = new Uint32Array(WORDS);
+
+/** The 96-bit digest of an id, in `digest`: three independent 32-bit hashes of its text. */
+function idDigest(id: string): Uint32Array {
   let a = 0x811c9dc5;
   let b = 0x9747b28c;
   let c = 0x2c1b3c6d;
@@ -45,52 +79,149 @@ export function idKey(id: string): string {
     c = Math.imul(c + unit, 0xcc9e2d51);
     c = (c << 13) | (c >>> 19);
   }
-  a = finalMix(a ^ id.length);
-  b = finalMix(b + Math.imul(id.length, 0x27d4eb2f));
-  c = finalMix(c ^ 0x165667b1);
-  return String.fromCharCode(
-    KEY_UNIT_BASE + (a & 0x7fff),
-    KEY_UNIT_BASE + ((a >>> 15) & 0x7fff),
-    KEY_UNIT_BASE + ((a >>> 30) | ((b & 0x1fff) << 2)),
-    KEY_UNIT_BASE + ((b >>> 13) & 0x7fff),
-    KEY_UNIT_BASE + ((b >>> 28) | ((c & 0x7ff) << 4)),
-    KEY_UNIT_BASE + ((c >>> 11) & 0x7fff),
-    KEY_UNIT_BASE + (c >>> 26),
-  );
+  digest[0] = finalMix(a ^ id.length);
+  digest[1] = finalMix(b + Math.imul(id.length, 0x27d4eb2f));
+  digest[2] = finalMix(c ^ 0x165667b1);
+  return digest;
 }
 
-const isIdKey = (key: string) => key.length === 7 && key.charCodeAt(0) >= KEY_UNIT_BASE;
+/** Seven UTF-16 units of 15 bits above U+1000: how a Map of an older state spelled a digest. */
+const KEY_UNIT_BASE = 0x1000;
+const isDigestKey = (key: string) => key.length === 7 && key.charCodeAt(0) >= KEY_UNIT_BASE;
+
+/** The digest an older state's 7-unit key spelled (the inverse of its encoding), in `digest`. */
+function keyDigest(key: string): Uint32Array {
+  const u = (i: number) => key.charCodeAt(i) - KEY_UNIT_BASE;
+  digest[0] = (u(0) | (u(1) << 15) | ((u(2) & 3) << 30)) >>> 0;
+  digest[1] = ((u(2) >>> 2) | (u(3) << 13) | ((u(4) & 0xf) << 28)) >>> 0;
+  digest[2] = ((u(4) >>> 4) | (u(5) << 11) | (u(6) << 26)) >>> 0;
+  return digest;
+}
 
 /**
- * `ids` with every key a digest, in the same order: full ids (written before the digest) converted.
- * Full ids only ever precede digests in a map's order, so its first key tells (every unpark reads it).
+ * The index cell holding the digest at `d[from..]`, or the bitwise complement of the empty cell it
+ * would take.
  */
-export function digestIds(ids: Map<string, number>): Map<string, number> {
-  const first = ids.keys().next();
-  if (first.done || isIdKey(first.value)) return ids;
-  const digested = new Map<string, number>();
-  for (const [id, time] of ids) digested.set(isIdKey(id) ? id : idKey(id), time);
-  return digested;
+function find(ids: RecentIds, d: Uint32Array, from = 0): number {
+  const words = ids.words;
+  const base = ids.times.length * WORDS;
+  const mask = words.length - base - 1;
+  const a = d[from]!;
+  const b = d[from + 1]!;
+  const c = d[from + 2]!;
+  for (let cell = a & mask; ; cell = (cell + 1) & mask) {
+    const held = words[base + cell]!;
+    if (held === 0) return ~cell;
+    const at = (held - 1) * WORDS;
+    if (words[at] === a && words[at + 1] === b && words[at + 2] === c) return cell;
+  }
 }
 
-/** True when `id` was seen; otherwise records it (by idKey) at `time`. */
-export function seenBefore(ids: Map<string, number>, id: string, time: number): boolean {
-  const key = idKey(id);
-  if (ids.has(key)) return true;
-  ids.set(key, time);
+/** Appends the digest at `d[from..]` at `time` into index cell `cell` (not held; a slot free). */
+function append(ids: RecentIds, d: Uint32Array, from: number, time: number, cell: number): void {
+  const slots = ids.times.length;
+  const slot = (ids.head + ids.size) % slots;
+  const at = slot * WORDS;
+  ids.words[at] = d[from]!;
+  ids.words[at + 1] = d[from + 1]!;
+  ids.words[at + 2] = d[from + 2]!;
+  ids.times[slot] = time;
+  ids.words[slots * WORDS + cell] = slot + 1;
+  ids.size++;
+}
+
+/** The same ids, oldest first, in a ring of `slots` slots (its arrays replaced in place). */
+function relayout(ids: RecentIds, slots: number): void {
+  const next = newRecentIds(slots);
+  const held = ids.times.length;
+  for (let i = 0; i < ids.size; i++) {
+    const slot = (ids.head + i) % held;
+    append(next, ids.words, slot * WORDS, ids.times[slot]!, ~find(next, ids.words, slot * WORDS));
+  }
+  ids.words = next.words;
+  ids.times = next.times;
+  ids.head = 0;
+}
+
+/** Removes the index cell `cell`, shifting back the entries probed past it (no tombstones). */
+function removeCell(ids: RecentIds, cell: number): void {
+  const words = ids.words;
+  const base = ids.times.length * WORDS;
+  const mask = words.length - base - 1;
+  let hole = cell;
+  for (let j = (hole + 1) & mask; ; j = (j + 1) & mask) {
+    const held = words[base + j]!;
+    if (held === 0) break;
+    const home = words[(held - 1) * WORDS]! & mask;
+    // The entry at j may fill the hole unless its home lies cyclically in (hole, j].
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      words[base + hole] = held;
+      hole = j;
+    }
+  }
+  words[base + hole] = 0;
+}
+
+/** True when `id` was seen; otherwise records it at `time`. */
+export function seenBefore(ids: RecentIds, id: string, time: number): boolean {
+  return seenDigest(ids, idDigest(id), time);
+}
+
+function seenDigest(ids: RecentIds, d: Uint32Array, time: number): boolean {
+  let cell = find(ids, d);
+  if (cell >= 0) return true;
+  const slots = ids.times.length;
+  if (ids.size === slots) {
+    // Up to the bound a token reaches when forgotten after every trade, then doubling.
+    relayout(ids, slots < BOUNDED_SLOTS ? Math.min(slots * 2, BOUNDED_SLOTS) : slots * 2);
+    cell = find(ids, d);
+  }
+  append(ids, d, 0, time, ~cell);
   return false;
 }
 
+/** True when `id` is held (nothing recorded). */
+export function holdsId(ids: RecentIds, id: string): boolean {
+  return find(ids, idDigest(id)) >= 0;
+}
+
+/** Event times of the held ids, oldest first. */
+export function idTimes(ids: RecentIds): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < ids.size; i++) out.push(ids.times[(ids.head + i) % ids.times.length]!);
+  return out;
+}
+
 /** Forgets the ids past the dedupe horizon of `now` (the token's newest trade); see FORGET_EVERY. */
-export function forgetOldIds(ids: Map<string, number>, now: number): void {
-  // Small maps (most tokens) pass every trade: few holes, and they stay small. Above that the size
-  // steps by one per trade between passes, a deterministic cadence kept across snapshots; past the
-  // cap by FORGET_EVERY a pass runs whatever the size, so the bound holds regardless.
+export function forgetOldIds(ids: RecentIds, now: number): void {
+  // Small sets (most tokens) pass every trade. Above that the size steps by one per trade between
+  // passes, a deterministic cadence kept across snapshots; past the cap by FORGET_EVERY a pass
+  // runs whatever the size, so the bound holds regardless.
   const size = ids.size;
-  if (size > FORGET_EVERY && size % FORGET_EVERY !== 0 && size < RECENT_IDS_CAP + FORGET_EVERY) return;
+  if (size > FORGET_EVERY && size % FORGET_EVERY !== 0 && size < BOUNDED_SLOTS) return;
   const horizon = now - DEDUPE_HORIZON_MS;
-  for (const [id, time] of ids) {
-    if (ids.size <= RECENT_IDS_FLOOR || (time > horizon && ids.size <= RECENT_IDS_CAP)) break;
-    ids.delete(id);
+  const slots = ids.times.length;
+  while (ids.size > RECENT_IDS_FLOOR) {
+    const oldest = ids.head;
+    if (ids.times[oldest]! > horizon && ids.size <= RECENT_IDS_CAP) break;
+    removeCell(ids, find(ids, ids.words, oldest * WORDS));
+    ids.head = (oldest + 1) % slots;
+    ids.size--;
   }
+  // A token that was busy and is no longer: its ring shrinks with what it holds (a parked token
+  // keeps its ring's bytes).
+  if (slots > INITIAL_SLOTS && ids.size * 4 <= slots) relayout(ids, Math.max(INITIAL_SLOTS, ids.size * 2));
+}
+
+/**
+ * `value` as the current format, with arrays of its own: a state read back (v8.deserialize) views
+ * the whole buffer it was read from, a snapshot's or a parked token's. A Map of an older state
+ * (ids in full, or 7-unit digest keys) is converted in its order.
+ */
+export function recentIdsOf(value: RecentIds | Map<string, number>): RecentIds {
+  if (!(value instanceof Map))
+    return { words: value.words.slice(), times: value.times.slice(), head: value.head, size: value.size };
+  const ids = newRecentIds();
+  for (const [key, time] of value) seenDigest(ids, isDigestKey(key) ? keyDigest(key) : idDigest(key), time);
+  return ids;
 }

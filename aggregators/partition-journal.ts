@@ -7,7 +7,7 @@ import { normalizeAddress, tokenKey } from '../core/chains.ts';
 import { ZERO } from '../core/decimal.ts';
 import { TOPICS } from '../core/topics.ts';
 import type { Partitioning } from './contracts.ts';
-import { forgetOldIds, seenBefore } from './dedupe.ts';
+import { forgetOldIds, newRecentIds, seenBefore } from './dedupe.ts';
 import { chainPosition } from './positions.ts';
 import type { AggregatorState, JournalEntry, PartitionOffsets } from './state.ts';
 
@@ -91,7 +91,7 @@ export function journaling(
       const key = tokenKey(chain, normalizeAddress(chain, swap.token));
       const shadows = (state.shadows ??= new Map());
       let s = shadows.get(key);
-      if (!s) shadows.set(key, (s = { priceN: ZERO, lastT: Number.NEGATIVE_INFINITY, recentIds: new Map() }));
+      if (!s) shadows.set(key, (s = { priceN: ZERO, lastT: Number.NEGATIVE_INFINITY, recentIds: newRecentIds() }));
       if (seenBefore(s.recentIds, swap.id, swap.blockTime)) return false;
       // The newest trade by event time sets the price, as in the token's own windows.
       if (swap.blockTime >= s.lastT) {

@@ -68,7 +68,7 @@ import {
   type Partitioning,
   type Processor,
 } from './contracts.ts';
-import { forgetOldIds, seenBefore } from './dedupe.ts';
+import { forgetOldIds, newRecentIds, seenBefore } from './dedupe.ts';
 import { PARK_TICK_MS, parkToken, tokenIn } from './parking.ts';
 
 // bench/ imports these from here (kept while bench/ is rewritten in parallel).
@@ -133,7 +133,7 @@ export function newTokenState(chain: Chain, address: string, decimals: number, t
     candles: newOpenBuckets(),
     closedCandles: [],
     holders: new Map(),
-    recentIds: new Map(),
+    recentIds: newRecentIds(),
   };
 }
 

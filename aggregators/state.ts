@@ -4,6 +4,7 @@ import type { Chain } from '../core/chains.ts';
 import type { Dec } from '../core/decimal.ts';
 import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import type { ClosedBucket, OpenBuckets } from './candles.ts';
+import type { RecentIds } from './dedupe.ts';
 import type { MarkBook } from './pricing.ts';
 import type { TopList } from './top-balances.ts';
 import type { TradeWindow } from './windows.ts';
@@ -145,8 +146,8 @@ export interface TokenState {
   custody?: string[];
   /** Paid promotions (token-events.ts addPromotion): newest first, at most MAX_PROMOTIONS. Absent when none (most tokens, older snapshots). */
   promotions?: Promotion[];
-  /** Trade ids of the dedupe horizon (id → event time) for redelivered swaps (process.ts forgetOldIds). */
-  recentIds: Map<string, number>;
+  /** Trade ids of the dedupe horizon, with their event times, for redelivered swaps (dedupe.ts). */
+  recentIds: RecentIds;
 }
 
 /** A paid promotion of a token: the token object's `{platform, isPaid: true, paidAt}`. */
@@ -188,7 +189,7 @@ export interface ShadowToken {
   priceN: Dec;
   /** Event time of that trade. */
   lastT: number;
-  recentIds: Map<string, number>;
+  recentIds: RecentIds;
 }
 
 /** The chain-wide facts a swap of a token read when it was processed (distributed journals). */

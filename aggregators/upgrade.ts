@@ -5,7 +5,7 @@
 // buckets are merged into the granules of their age. Version 3 processed partitions in offset
 // order (no per-chain positions).
 import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
-import { digestIds } from './dedupe.ts';
+import { recentIdsOf } from './dedupe.ts';
 import { ATTR, STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
 import { advance, insert, newTradeWindow, windowFromTimeBuckets, type TradeRec } from './windows.ts';
 import type { BaseGranularity } from '../clickhouse/types.ts';
@@ -34,8 +34,8 @@ type TokenStateV2 = Omit<TokenState, 'win'> & { win: Parameters<typeof windowFro
 
 /** A token state of any stored version as the current one (converted in place). */
 export function upgradeToken(token: TokenState | TokenStateV2 | TokenStateV1): TokenState {
-  // Dedupe ids kept as text before their digest (any version).
-  token.recentIds = digestIds(token.recentIds);
+  // Dedupe ids in arrays of their own; a Map of ids or digest keys converted (any version).
+  token.recentIds = recentIdsOf(token.recentIds);
   if ('closedCandles' in token) {
     const current = token as TokenState;
     if (!('cuts' in token.win)) current.win = windowFromTimeBuckets(token.win);
@@ -67,7 +67,7 @@ export function upgradeState(state: { version?: unknown } | null): AggregatorSta
   // Up to version 3 partitions were processed in offset order: the offsets say it all.
   s.chainOffsets ??= {};
   for (const [key, token] of s.tokens) s.tokens.set(key, upgradeToken(token));
-  for (const shadow of s.shadows?.values() ?? []) shadow.recentIds = digestIds(shadow.recentIds);
+  for (const shadow of s.shadows?.values() ?? []) shadow.recentIds = recentIdsOf(shadow.recentIds);
   // Version 1 wallets carry no activity time: active as of their chain's watermark.
   // Version 1 kept an empty set of holdings per wallet: absent now when empty.
   for (const [key, wallet] of s.wallets) {

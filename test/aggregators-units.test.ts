@@ -45,13 +45,16 @@ import type { SpotStore, TradeRow } from '../clickhouse/types.ts';
 import { clampPct, decText } from '../aggregators/format.ts';
 import {
   DEDUPE_HORIZON_MS,
-  digestIds,
   FORGET_EVERY,
   forgetOldIds,
-  idKey,
+  holdsId,
+  idTimes,
+  newRecentIds,
   RECENT_IDS_CAP,
   RECENT_IDS_FLOOR,
+  recentIdsOf,
   seenBefore,
+  type RecentIds,
 } from '../aggregators/dedupe.ts';
 import { bruteStats } from './fixtures/aggregator-brute.ts';
 
@@ -483,7 +486,7 @@ describe('aggregator trades', () => {
 describe('aggregator dedupe of redelivered swaps', () => {
   /** Trades `gapMs` of event time apart; after each, every id the contract promises must be held. */
   function run(count: number, gapMs: number) {
-    const ids = new Map<string, number>();
+    const ids = newRecentIds();
     const times: number[] = [];
     let maxSize = 0;
     for (let i = 0; i < count; i++) {
@@ -498,16 +501,34 @@ describe('aggregator dedupe of redelivered swaps', () => {
       for (let back = 0; back < Math.min(i + 1, RECENT_IDS_CAP); back++) {
         const j = i - back;
         if (back >= RECENT_IDS_FLOOR && times[j]! <= time - DEDUPE_HORIZON_MS) break;
-        assert.ok(ids.has(idKey(`id${j}`)), `id${j} forgotten after trade ${i}`);
+        assert.ok(holdsId(ids, `id${j}`), `id${j} forgotten after trade ${i}`);
       }
     }
     return { ids, maxSize };
+  }
+
+  /** How states written before the typed arrays spelled an id: its digest in seven 15-bit units. */
+  function writtenKey(id: string): string {
+    const probe = newRecentIds();
+    seenBefore(probe, id, 0);
+    const [a, b, c] = [probe.words[0]!, probe.words[1]!, probe.words[2]!];
+    const unit = (v: number) => String.fromCharCode(0x1000 + v);
+    return (
+      unit(a & 0x7fff) +
+      unit((a >>> 15) & 0x7fff) +
+      unit((a >>> 30) | ((b & 0x1fff) << 2)) +
+      unit((b >>> 13) & 0x7fff) +
+      unit((b >>> 28) | ((c & 0x7ff) << 4)) +
+      unit((c >>> 11) & 0x7fff) +
+      unit(c >>> 26)
+    );
   }
 
   it('keeps every promised id of a busy token, within RECENT_IDS_CAP + FORGET_EVERY', () => {
     const { ids, maxSize } = run(RECENT_IDS_CAP * 3, 10);
     assert.ok(maxSize <= RECENT_IDS_CAP + FORGET_EVERY, `${maxSize}`);
     assert.ok(ids.size >= RECENT_IDS_CAP);
+    assert.ok(ids.times.length <= RECENT_IDS_CAP + FORGET_EVERY, `${ids.times.length} slots`);
     assert.equal(seenBefore(ids, `id${RECENT_IDS_CAP * 3 - 1}`, 0), true, 'the newest is a redelivery');
   });
 
@@ -518,73 +539,128 @@ describe('aggregator dedupe of redelivered swaps', () => {
     assert.equal(maxSize, RECENT_IDS_FLOOR);
   });
 
-  it('remembers an id by a 7-unit digest, distinct for ids one unit apart anywhere', () => {
+  it('forgets past the horizon every FORGET_EVERY trades on a token with more ids than that', () => {
+    // 100 trades in the horizon: between 100 and 100 + FORGET_EVERY held.
+    const { ids, maxSize } = run(2_000, 6_000);
+    assert.ok(ids.size >= 100 && ids.size <= 100 + FORGET_EVERY, `${ids.size}`);
+    assert.ok(maxSize <= 100 + FORGET_EVERY, `${maxSize}`);
+  });
+
+  it('shrinks a busy token’s arrays once it trades rarely', () => {
+    const { ids } = run(RECENT_IDS_CAP, 10);
+    assert.ok(ids.times.length >= RECENT_IDS_CAP);
+    const last = RECENT_IDS_CAP * 10;
+    // Enough trades to reach the next pass (FORGET_EVERY), a minute apart.
+    for (let i = 0; i < 100; i++) {
+      const time = last + DEDUPE_HORIZON_MS + i * 60_000;
+      seenBefore(ids, `later${i}`, time);
+      forgetOldIds(ids, time);
+    }
+    assert.equal(ids.size, RECENT_IDS_FLOOR);
+    assert.ok(ids.times.length <= RECENT_IDS_FLOOR * 4, `${ids.times.length} slots`);
+    for (let i = 100 - RECENT_IDS_FLOOR; i < 100; i++) assert.ok(holdsId(ids, `later${i}`));
+  });
+
+  it('answers as a map of ids does, through redeliveries, forgetting and a snapshot round trip', () => {
+    // The contract's reference: every id in arrival order with its time, forgotten from the oldest.
+    let seed = 7;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const model = new Map<string, number>();
+    let ids = newRecentIds();
+    let time = 0;
+    let next = 0;
+    for (let step = 0; step < 30_000; step++) {
+      // Bursts and lulls, so the set grows past the cap, shrinks to the floor and grows again.
+      time += Math.floor(random() * (step % 10_000 < 5_000 ? 20 : 40_000));
+      const redelivery = next > 0 && random() < 0.2;
+      const id = redelivery ? `sig${next - 1 - Math.floor(random() * Math.min(next, 5_000))}:0` : `sig${next++}:0`;
+      const expected = model.has(id);
+      if (!expected) model.set(id, time);
+      assert.equal(seenBefore(ids, id, time), expected, `step ${step}: ${id}`);
+      forgetOldIds(ids, time);
+      const size = model.size;
+      if (!(size > FORGET_EVERY && size % FORGET_EVERY !== 0 && size < RECENT_IDS_CAP + FORGET_EVERY))
+        for (const [held, at] of model) {
+          if (model.size <= RECENT_IDS_FLOOR || (at > time - DEDUPE_HORIZON_MS && model.size <= RECENT_IDS_CAP)) break;
+          model.delete(held);
+        }
+      assert.equal(ids.size, model.size, `step ${step}`);
+      if (step % 997 === 0) {
+        assert.deepEqual(idTimes(ids), [...model.values()], `step ${step}`);
+        for (const held of model.keys()) assert.ok(holdsId(ids, held), `${held} held at step ${step}`);
+        ids = recentIdsOf(v8.deserialize(v8.serialize(ids)) as RecentIds);
+      }
+    }
+  });
+
+  it('tells apart ids one unit apart anywhere', () => {
     const base = `solana:${'5'.repeat(87)}K:3`;
-    const keys = new Set<string>();
+    const ids = newRecentIds();
     let count = 0;
-    // Every position changed to each of 58 base58 digits, and event indexes 0-9,999.
+    // Every position changed to each of 58 base58 digits, and event indexes 0-9,999: never forgotten.
     const digits = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
     for (let at = 0; at < base.length; at++)
       for (const digit of digits) {
         const id = base.slice(0, at) + digit + base.slice(at + 1);
         if (id === base && at > 0) continue;
-        keys.add(idKey(id));
+        assert.equal(seenBefore(ids, id, 0), false, id);
         count++;
       }
     for (let index = 0; index < 10_000; index++) {
-      keys.add(idKey(`base:0x${'ab'.repeat(32)}:${index}`));
+      assert.equal(seenBefore(ids, `base:0x${'ab'.repeat(32)}:${index}`, 0), false);
       count++;
     }
-    // Distinct ids (the unchanged one counted once), distinct keys.
-    assert.equal(keys.size, count);
-    for (const key of keys) {
-      assert.equal(key.length, 7);
-      for (let i = 0; i < 7; i++) assert.ok(key.charCodeAt(i) >= 0x1000 && key.charCodeAt(i) < 0x9000);
-    }
+    assert.equal(ids.size, count);
   });
 
-  it('recognises ids kept in full by a map written before the digest, and forgets them with the horizon', () => {
+  it('reads ids kept in full by a map of an older state, and forgets them with the horizon', () => {
     // Read back through the upgrade, as snapshots, parked, evicted and stored tokens are.
     const written = new Map<string, number>([
       ['solana:old-signature:0', 0],
       ['solana:old-signature:1', 500],
     ]);
-    const ids = upgradeToken({ ...newTokenState('solana', 'T', 6, 0), recentIds: written }).recentIds;
-    assert.deepEqual([...ids.values()], [0, 500], 'order and times kept');
-    assert.equal(digestIds(ids), ids, 'a digested map is kept as it is');
+    const token = { ...newTokenState('solana', 'T', 6, 0), recentIds: written as unknown as RecentIds };
+    const ids = upgradeToken(token).recentIds;
+    assert.deepEqual(idTimes(ids), [0, 500], 'order and times kept');
     assert.equal(seenBefore(ids, 'solana:old-signature:0', 1_000), true);
     assert.equal(seenBefore(ids, 'solana:old-signature:1', 1_000), true);
     assert.equal(seenBefore(ids, 'solana:new-signature:0', 1_000), false);
     assert.equal(seenBefore(ids, 'solana:new-signature:0', 2_000), true);
     for (let i = 0; i < RECENT_IDS_FLOOR; i++) seenBefore(ids, `later${i}`, DEDUPE_HORIZON_MS + 5_000);
     forgetOldIds(ids, DEDUPE_HORIZON_MS + 5_000);
-    assert.equal(ids.has('solana:old-signature:0'), false);
-    assert.equal(ids.has(idKey('solana:old-signature:0')), false);
+    assert.equal(holdsId(ids, 'solana:old-signature:0'), false);
+    assert.equal(holdsId(ids, 'later0'), true);
   });
 
-  it('converts a map with full ids before digests (written between the digest and the upgrade)', () => {
+  it('reads a map of digest keys, after ids in full, in its order', () => {
     const mixed = new Map<string, number>([
       ['solana:old-signature:0', 0],
-      [idKey('solana:new-signature:0'), 10],
+      [writtenKey('solana:new-signature:0'), 10],
+      [writtenKey('solana:new-signature:1'), 20],
     ]);
-    const ids = digestIds(mixed);
-    assert.deepEqual([...ids.keys()], [idKey('solana:old-signature:0'), idKey('solana:new-signature:0')]);
-    assert.deepEqual([...ids.values()], [0, 10]);
+    const ids = recentIdsOf(mixed);
+    assert.deepEqual(idTimes(ids), [0, 10, 20]);
+    for (const id of ['solana:old-signature:0', 'solana:new-signature:0', 'solana:new-signature:1'])
+      assert.equal(seenBefore(ids, id, 30), true, id);
+    assert.equal(seenBefore(ids, 'solana:new-signature:2', 30), false);
   });
 
-  it("digests a snapshot's shadow tokens' ids too (distributed instances)", () => {
+  it('gives a token read back arrays of its own, not views of the bytes it was read from', () => {
+    const token = newTokenState('solana', 'T', 6, 0);
+    for (let i = 0; i < 100; i++) seenBefore(token.recentIds, `sig${i}:0`, i * 1_000);
+    const read = upgradeToken(v8.deserialize(v8.serialize(token)) as TokenState).recentIds;
+    assert.equal(read.words.buffer.byteLength, read.words.byteLength);
+    assert.equal(read.times.buffer.byteLength, read.times.byteLength);
+    assert.deepEqual(read, token.recentIds, 'the same ring, slot for slot');
+  });
+
+  it("converts a snapshot's shadow tokens' ids too (distributed instances)", () => {
     const state = newState();
-    state.shadows = new Map([['base:0xabc', { priceN: 0n, lastT: 0, recentIds: new Map([['base:0xdef:3', 0]]) }]]);
+    const written = new Map([['base:0xdef:3', 0]]) as unknown as RecentIds;
+    state.shadows = new Map([['base:0xabc', { priceN: 0n, lastT: 0, recentIds: written }]]);
     const upgraded = upgradeState(v8.deserialize(v8.serialize(state)))!;
     const ids = upgraded.shadows!.get('base:0xabc')!.recentIds;
     assert.equal(seenBefore(ids, 'base:0xdef:3', 1_000), true);
-  });
-
-  it('forgets past the horizon every FORGET_EVERY trades on a token with more ids than that', () => {
-    // 100 trades in the horizon: between 100 and 100 + FORGET_EVERY held.
-    const { ids, maxSize } = run(2_000, 6_000);
-    assert.ok(ids.size >= 100 && ids.size <= 100 + FORGET_EVERY, `${ids.size}`);
-    assert.ok(maxSize <= 100 + FORGET_EVERY, `${maxSize}`);
   });
 });
 

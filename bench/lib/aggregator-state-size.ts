@@ -1,9 +1,10 @@
-// Bytes of aggregator state (JS heap after a full GC, node --expose-gc) per active token and per
-// wallet, measured on the real processor fed synthetic swaps of real shape: tokens trading over
-// one hour of event time (a few trades, or ten times as many, each), tokens trading every second
-// for a day (the windows' bucket bound), then one-off wallets.
+// Bytes of aggregator state (JS heap and external memory after a full GC, node --expose-gc) per
+// active token and per wallet, measured on the real processor fed synthetic swaps of real shape:
+// tokens trading over one hour of event time (a few trades, or ten times as many, each), tokens
+// trading every second for a day (the windows' bucket bound), then one-off wallets.
 import type { Context } from '../../core/context.ts';
 import type { RawSwap } from '../../core/topics.ts';
+import { newRecentIds } from '../../aggregators/dedupe.ts';
 import { holderFigures } from '../../aggregators/holder-index.ts';
 import { createProcessor, newBatchOutput } from '../../aggregators/process.ts';
 import { newState } from '../../aggregators/state.ts';
@@ -39,12 +40,14 @@ const T0 = Date.UTC(2026, 0, 5, 12);
 const WETH = '0x4200000000000000000000000000000000000006';
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 
-function heapAfterGc(): number {
+function heldAfterGc(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('measuring aggregator state needs node --expose-gc');
   gc();
   gc();
-  return process.memoryUsage().heapUsed;
+  // With what the heap holds outside it: typed arrays' bytes (the dedupe ids).
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.external;
 }
 
 export function measureAggregatorState(ctx: Context, params: StateSizeParams): StateSize {
@@ -79,7 +82,7 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
   const tokenStage = (first: number, tokens: number, trades: number, span = HOUR): number => {
     const state = newState();
     const p = createProcessor(ctx, state);
-    const before = heapAfterGc();
+    const before = heldAfterGc();
     for (let k = 0; k < trades; k++) {
       const out = newBatchOutput();
       for (let i = 0; i < tokens; i++) {
@@ -87,7 +90,7 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
         p.swap(swap(addr(first + i), traders[(k + i) % traders.length]!, time), out);
       }
     }
-    const bytes = (heapAfterGc() - before) / tokens;
+    const bytes = (heldAfterGc() - before) / tokens;
     if (state.tokens.size !== tokens) throw new Error('tokens missing from the state');
     return bytes;
   };
@@ -96,7 +99,7 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
   const state = newState();
   const p = createProcessor(ctx, state);
   for (let i = 0; i < 100; i++) p.swap(swap(addr(0xc00000 + i), traders[0]!, T0), newBatchOutput());
-  const before = heapAfterGc();
+  const before = heldAfterGc();
   for (let w = 0; w < params.wallets; w += 1000) {
     const out = newBatchOutput();
     for (let i = w; i < Math.min(params.wallets, w + 1000); i++)
@@ -107,16 +110,16 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
   }
   // The trades' own traces (window buckets, dedupe ids) are token state: cleared before reading.
   for (const t of state.tokens.values()) {
-    t.recentIds.clear();
+    t.recentIds = newRecentIds();
     t.win.buckets.length = 0;
     t.closedCandles.length = 0;
   }
-  const perWallet = (heapAfterGc() - before) / params.wallets;
+  const perWallet = (heldAfterGc() - before) / params.wallets;
   if (state.wallets.size < params.wallets) throw new Error('wallets missing from the state');
   // The holder records stay with their tokens once the wallets' facts are gone (parked, forgotten).
   for (const t of state.tokens.values()) holderFigures(t, state.wallets);
   state.wallets.clear();
-  const perHolder = (heapAfterGc() - before) / params.wallets;
+  const perHolder = (heldAfterGc() - before) / params.wallets;
 
   const perTokenFew = tokenStage(0xa00000, params.tokens, params.fewTrades);
   const perTokenMany = tokenStage(0xb00000, params.tokens, params.manyTrades);
