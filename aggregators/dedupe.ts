@@ -8,9 +8,9 @@
 //
 // An id is remembered by a 96-bit digest of it (three 32-bit hashes of its text), not its text: a
 // trade id (chain, transaction hash, event index) is a 75-100 character string. Two ids of one
-// token share a digest with a chance of about 2^-84 a swap. The digests and times sit in two typed
-// arrays per token (a ring in arrival order, and an open-addressing index into it): 28 B an id,
-// outside the JS heap, where a Map of digest strings took about 120 B of heap an id.
+// token share a digest with a chance of about 2^-84 a swap. The digests and times sit in typed
+// arrays per token (a ring in arrival order, 20 B a slot, and an open-addressing index into it,
+// 8-16 B a slot): outside the JS heap, where a Map of digest strings took about 120 B of heap an id.
 // Older states (a Map of ids in full or of 7-unit digest strings) are converted as they are read
 // (upgrade.ts, recentIdsOf), so a lookup is one digest.
 
@@ -25,36 +25,50 @@ export const RECENT_IDS_FLOOR = 16;
 export const FORGET_EVERY = 64;
 
 /**
- * A token's recent ids: plain data (a snapshot serialises it as it is).
- * `words` holds three digest words per slot of a ring of `times.length` slots (oldest at `head`,
- * `size` held), then the index: a power of two of cells, at least twice the slots, each a slot + 1
- * or 0 (empty), probed linearly from the digest's first word.
+ * Where a token's index of its ids sits: a non-enumerable symbol key, which v8.serialize and deep
+ * comparisons of states leave out.
+ */
+const INDEX = Symbol('recent ids index');
+
+/**
+ * A token's recent ids: plain data (a snapshot serialises it as it is). `words` holds three digest
+ * words per slot of a ring of `times.length` slots, oldest at `head`, `size` of them held. The
+ * index beside it is derived: a power of two of cells, at least twice the slots, each a slot + 1
+ * or 0 (empty), probed linearly from the digest's first word. It is not serialised (its bytes
+ * would not deflate in a parked token) and is built again on first use.
  */
 export interface RecentIds {
   words: Uint32Array;
   times: Float64Array;
   head: number;
   size: number;
+  [INDEX]?: Uint32Array;
 }
 
 const WORDS = 3;
-const INITIAL_SLOTS = 4;
+const FIRST_SLOTS = 4;
 /** The most a token holds when it is forgotten after every trade (forgetOldIds). */
 const BOUNDED_SLOTS = RECENT_IDS_CAP + FORGET_EVERY;
 
-const indexCellsFor = (slots: number) => {
-  let cells = 8;
-  while (cells < slots * 2) cells *= 2;
-  return cells;
-};
+/** Empty: a token that never traded keeps two empty arrays. */
+export function newRecentIds(slots = 0): RecentIds {
+  return { words: new Uint32Array(slots * WORDS), times: new Float64Array(slots), head: 0, size: 0 };
+}
 
-export function newRecentIds(slots = INITIAL_SLOTS): RecentIds {
-  return {
-    words: new Uint32Array(slots * WORDS + indexCellsFor(slots)),
-    times: new Float64Array(slots),
-    head: 0,
-    size: 0,
-  };
+/** The index of `ids`, built from its ring when it has none yet (a new or read-back state). */
+function indexOf(ids: RecentIds): Uint32Array {
+  const built = ids[INDEX];
+  if (built) return built;
+  let cells = 8;
+  while (cells < ids.times.length * 2) cells *= 2;
+  const index = new Uint32Array(cells);
+  Object.defineProperty(ids, INDEX, { value: index, writable: true, configurable: true });
+  const slots = ids.times.length;
+  for (let i = 0; i < ids.size; i++) {
+    const slot = (ids.head + i) % slots;
+    index[~find(ids, ids.words, slot * WORDS)] = slot + 1;
+  }
+  return index;
 }
 
 function finalMix(h: number): number {
@@ -103,14 +117,14 @@ function keyDigest(key: string): Uint32Array {
  * would take.
  */
 function find(ids: RecentIds, d: Uint32Array, from = 0): number {
+  const index = indexOf(ids);
   const words = ids.words;
-  const base = ids.times.length * WORDS;
-  const mask = words.length - base - 1;
+  const mask = index.length - 1;
   const a = d[from]!;
   const b = d[from + 1]!;
   const c = d[from + 2]!;
   for (let cell = a & mask; ; cell = (cell + 1) & mask) {
-    const held = words[base + cell]!;
+    const held = index[cell]!;
     if (held === 0) return ~cell;
     const at = (held - 1) * WORDS;
     if (words[at] === a && words[at + 1] === b && words[at + 2] === c) return cell;
@@ -119,47 +133,49 @@ function find(ids: RecentIds, d: Uint32Array, from = 0): number {
 
 /** Appends the digest at `d[from..]` at `time` into index cell `cell` (not held; a slot free). */
 function append(ids: RecentIds, d: Uint32Array, from: number, time: number, cell: number): void {
-  const slots = ids.times.length;
-  const slot = (ids.head + ids.size) % slots;
+  const slot = (ids.head + ids.size) % ids.times.length;
   const at = slot * WORDS;
   ids.words[at] = d[from]!;
   ids.words[at + 1] = d[from + 1]!;
   ids.words[at + 2] = d[from + 2]!;
   ids.times[slot] = time;
-  ids.words[slots * WORDS + cell] = slot + 1;
+  indexOf(ids)[cell] = slot + 1;
   ids.size++;
 }
 
 /** The same ids, oldest first, in a ring of `slots` slots (its arrays replaced in place). */
 function relayout(ids: RecentIds, slots: number): void {
-  const next = newRecentIds(slots);
   const held = ids.times.length;
+  const words = new Uint32Array(slots * WORDS);
+  const times = new Float64Array(slots);
   for (let i = 0; i < ids.size; i++) {
     const slot = (ids.head + i) % held;
-    append(next, ids.words, slot * WORDS, ids.times[slot]!, ~find(next, ids.words, slot * WORDS));
+    words.set(ids.words.subarray(slot * WORDS, slot * WORDS + WORDS), i * WORDS);
+    times[i] = ids.times[slot]!;
   }
-  ids.words = next.words;
-  ids.times = next.times;
+  ids.words = words;
+  ids.times = times;
   ids.head = 0;
+  if (ids[INDEX]) ids[INDEX] = undefined;
 }
 
 /** Removes the index cell `cell`, shifting back the entries probed past it (no tombstones). */
 function removeCell(ids: RecentIds, cell: number): void {
+  const index = indexOf(ids);
   const words = ids.words;
-  const base = ids.times.length * WORDS;
-  const mask = words.length - base - 1;
+  const mask = index.length - 1;
   let hole = cell;
   for (let j = (hole + 1) & mask; ; j = (j + 1) & mask) {
-    const held = words[base + j]!;
+    const held = index[j]!;
     if (held === 0) break;
     const home = words[(held - 1) * WORDS]! & mask;
     // The entry at j may fill the hole unless its home lies cyclically in (hole, j].
     if (((j - home) & mask) >= ((j - hole) & mask)) {
-      words[base + hole] = held;
+      index[hole] = held;
       hole = j;
     }
   }
-  words[base + hole] = 0;
+  index[hole] = 0;
 }
 
 /** True when `id` was seen; otherwise records it at `time`. */
@@ -173,7 +189,7 @@ function seenDigest(ids: RecentIds, d: Uint32Array, time: number): boolean {
   const slots = ids.times.length;
   if (ids.size === slots) {
     // Up to the bound a token reaches when forgotten after every trade, then doubling.
-    relayout(ids, slots < BOUNDED_SLOTS ? Math.min(slots * 2, BOUNDED_SLOTS) : slots * 2);
+    relayout(ids, slots < BOUNDED_SLOTS ? Math.min(Math.max(FIRST_SLOTS, slots * 2), BOUNDED_SLOTS) : slots * 2);
     cell = find(ids, d);
   }
   append(ids, d, 0, time, ~cell);
@@ -210,7 +226,7 @@ export function forgetOldIds(ids: RecentIds, now: number): void {
   }
   // A token that was busy and is no longer: its ring shrinks with what it holds (a parked token
   // keeps its ring's bytes).
-  if (slots > INITIAL_SLOTS && ids.size * 4 <= slots) relayout(ids, Math.max(INITIAL_SLOTS, ids.size * 2));
+  if (slots > FIRST_SLOTS && ids.size * 4 <= slots) relayout(ids, Math.max(FIRST_SLOTS, ids.size * 2));
 }
 
 /**

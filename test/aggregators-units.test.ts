@@ -651,7 +651,10 @@ describe('aggregator dedupe of redelivered swaps', () => {
     const read = upgradeToken(v8.deserialize(v8.serialize(token)) as TokenState).recentIds;
     assert.equal(read.words.buffer.byteLength, read.words.byteLength);
     assert.equal(read.times.buffer.byteLength, read.times.byteLength);
-    assert.deepEqual(read, token.recentIds, 'the same ring, slot for slot');
+    const { words, times, head, size } = token.recentIds;
+    assert.deepEqual({ ...read }, { words, times, head, size }, 'the same ring, slot for slot');
+    assert.equal(seenBefore(read, 'sig99:0', 0), true);
+    assert.equal(seenBefore(read, 'sig100:0', 100_000), false);
   });
 
   it("converts a snapshot's shadow tokens' ids too (distributed instances)", () => {
