@@ -172,8 +172,11 @@ export interface WalletState {
   /** Every wallet that sent it native funds (for insiders), first few only. */
   fundedBy: string[];
   trades: number;
-  /** Tokens (tokenKey) the wallet holds a balance of: their holder figures depend on it. Absent when none (most wallets). */
-  held?: Set<string>;
+  /**
+   * Tokens (tokenKey) the wallet holds a balance of: their holder figures depend on it. Absent when
+   * none; an array (replaced, never changed) while few, a Set past that (wallet-facts.ts setHolding).
+   */
+  held?: readonly string[] | Set<string>;
   /** Tokens (tokenKey) it created: their devFunding depends on it. */
   created: string[];
   /** Event time of its latest trade, funding received, label or balance change (wallet expiry). */

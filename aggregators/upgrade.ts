@@ -72,7 +72,7 @@ export function upgradeState(state: { version?: unknown } | null): AggregatorSta
   // Version 1 kept an empty set of holdings per wallet: absent now when empty.
   for (const [key, wallet] of s.wallets) {
     wallet.at ??= s.watermarks[key.slice(0, key.indexOf(':'))] ?? 0;
-    if (wallet.held?.size === 0) wallet.held = undefined;
+    if (wallet.held instanceof Set && wallet.held.size === 0) wallet.held = undefined;
   }
   s.version = STATE_VERSION;
   return s;

@@ -80,7 +80,13 @@ function unpinned(w: WalletState): boolean {
 /** Wallets one slice of the park pass writes at most (serialised and upserted, about 10 µs each). */
 const WALLET_ROWS_PER_SLICE = 128;
 
-const NONE: ReadonlySet<string> = new Set();
+const NONE: readonly string[] = [];
+/**
+ * Holdings kept in an array up to this many: most wallets in memory hold 3-5 tokens on the mainnet
+ * profile, and an array of 5 keys takes 88 B of heap against 232 B for a Set. Past it, a Set (a
+ * bot holding hundreds); an array is copied at each change, in insertion order as a Set iterates.
+ */
+const SMALL_HELD = 8;
 
 /** Per wallets map, what must see a wallet's key before a read hands the wallet out (a snapshot capture). */
 const walletReadHooks = new WeakMap<Map<string, WalletState>, (key: string) => void>();
@@ -91,13 +97,23 @@ export function onWalletRead(wallets: Map<string, WalletState>, hook: ((key: str
   else walletReadHooks.delete(wallets);
 }
 
-/** The tokens the wallet holds a balance of. */
-export const holdings = (w: WalletState): ReadonlySet<string> => w.held ?? NONE;
+/** The tokens the wallet holds a balance of, in the order it came to hold them. */
+export const holdings = (w: WalletState): Iterable<string> => w.held ?? NONE;
 
-/** Records whether the wallet holds a balance of the token (the set exists only while non-empty). */
+/** Records whether the wallet holds a balance of the token (`held` exists only while non-empty). */
 export function setHolding(w: WalletState, key: string, holds: boolean): void {
-  if (holds) (w.held ??= new Set()).add(key);
-  else if (w.held?.delete(key) && w.held.size === 0) w.held = undefined;
+  const held = w.held;
+  if (held instanceof Set) {
+    if (holds) held.add(key);
+    else if (held.delete(key) && held.size === 0) w.held = undefined;
+  } else if (holds) {
+    // concat and slice allocate the exact length (a push would leave room for 16 more).
+    if (!held) w.held = [key];
+    else if (!held.includes(key)) w.held = held.length < SMALL_HELD ? held.concat(key) : new Set(held).add(key);
+  } else if (held) {
+    const at = held.indexOf(key);
+    if (at >= 0) w.held = held.length === 1 ? undefined : held.slice(0, at).concat(held.slice(at + 1));
+  }
 }
 
 export interface WalletFactsOptions {

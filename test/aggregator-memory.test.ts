@@ -19,7 +19,7 @@ import { newBatchOutput } from '../aggregators/contracts.ts';
 import { FORGET_EVERY, RECENT_IDS_CAP } from '../aggregators/dedupe.ts';
 import { createProcessor } from '../aggregators/process.ts';
 import { newState } from '../aggregators/state.ts';
-import { WALLET_PARK_IDLE_MS, walletKey } from '../aggregators/wallet-facts.ts';
+import { holdings, WALLET_PARK_IDLE_MS, walletKey } from '../aggregators/wallet-facts.ts';
 import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { computeHolders } from '../aggregators/holders.ts';
 import { holderFigures } from '../aggregators/holder-index.ts';
@@ -270,7 +270,7 @@ describe('aggregator memory', function () {
       out = newBatchOutput();
     }
     const perWallet = (heapOf() - before) / WALLETS;
-    assert.equal(state.wallets.get(walletKey(CHAIN, addr(0x300000)))!.held!.size, tokens.length);
+    assert.equal([...holdings(state.wallets.get(walletKey(CHAIN, addr(0x300000)))!)].length, tokens.length);
     // About 1.75 KB a wallet with four holdings: its facts, four holder records, four held keys and
     // its trades' four dedupe ids. Copies of its address per record and of the token key per
     // holding, an array with room for 17 funders and the ids' text made it about 2.5 KB.

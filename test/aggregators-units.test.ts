@@ -37,7 +37,7 @@ import {
 import { captureState, readSnapshot, serializeState, writeSnapshotFile } from '../aggregators/snapshot.ts';
 import { tokenIn } from '../aggregators/parking.ts';
 import { openWalletStore } from '../aggregators/wallet-store.ts';
-import { createWalletFacts, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
+import { createWalletFacts, holdings, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { createSinkWriter } from '../aggregators/sink-writer.ts';
@@ -1251,7 +1251,7 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
     assert.deepEqual([...wallets.keys()], ['solana:W2']);
     const back = stage.peek('solana', 'W1')!;
     assert.deepEqual(back, w);
-    assert.ok(back.held instanceof Set && back.held.has('solana:T1'));
+    assert.deepEqual(back.held, ['solana:T1']);
     store.confirm(10);
     // Parked again unchanged: the row keeps its version (a restart at 10 still finds it).
     assert.deepEqual(
@@ -1371,5 +1371,45 @@ describe('aggregator store writes (sink-writer.ts)', () => {
     await assert.rejects(acknowledged, /store down/);
     assert.match(String(failed), /store down/);
     sinks.stop();
+  });
+});
+
+describe('wallet holdings (wallet-facts.ts setHolding)', () => {
+  it('keeps a few in an array, more in a Set, in the order they came', () => {
+    const w = newWallet(0);
+    const keys = Array.from({ length: 12 }, (_, i) => `solana:T${i}`);
+    setHolding(w, keys[0]!, true);
+    assert.deepEqual(w.held, [keys[0]]);
+    const before = w.held;
+    setHolding(w, keys[0]!, true);
+    assert.equal(w.held, before, 'held already: unchanged');
+    for (const key of keys.slice(1, 8)) setHolding(w, key, true);
+    assert.ok(Array.isArray(w.held) && w.held.length === 8);
+    setHolding(w, keys[3]!, false);
+    assert.deepEqual(
+      [...holdings(w)],
+      [0, 1, 2, 4, 5, 6, 7].map((i) => keys[i]),
+    );
+    setHolding(w, keys[3]!, true);
+    setHolding(w, keys[8]!, true);
+    assert.ok(w.held instanceof Set, 'a ninth: a Set');
+    assert.deepEqual(
+      [...holdings(w)],
+      [0, 1, 2, 4, 5, 6, 7, 3, 8].map((i) => keys[i]),
+    );
+    for (const key of keys.slice(0, 9)) setHolding(w, key, false);
+    assert.equal(w.held, undefined, 'none: absent');
+    setHolding(w, keys[9]!, false);
+    assert.equal(w.held, undefined);
+  });
+
+  it('goes on with a Set read from an older state', () => {
+    const w = { ...newWallet(0), held: new Set(['solana:A', 'solana:B']) };
+    setHolding(w, 'solana:C', true);
+    setHolding(w, 'solana:A', false);
+    assert.deepEqual([...holdings(w)], ['solana:B', 'solana:C']);
+    setHolding(w, 'solana:B', false);
+    setHolding(w, 'solana:C', false);
+    assert.equal(w.held, undefined);
   });
 });
