@@ -50,9 +50,9 @@ const FIRST_SLOTS = 4;
 /** The most a token holds when it is forgotten after every trade (forgetOldIds). */
 const BOUNDED_SLOTS = RECENT_IDS_CAP + FORGET_EVERY;
 
-/** Empty: a token that never traded keeps two empty arrays. */
-export function newRecentIds(slots = 0): RecentIds {
-  return { words: new Uint32Array(slots * WORDS), times: new Float64Array(slots), head: 0, size: 0 };
+/** Empty: a token that never traded keeps two empty arrays (and builds no index). */
+export function newRecentIds(): RecentIds {
+  return { words: new Uint32Array(0), times: new Float64Array(0), head: 0, size: 0 };
 }
 
 /** The index of `ids`, built from its ring when it has none yet (a new or read-back state). */
