@@ -238,14 +238,16 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     const candleState = candles.get(key);
     if (candleState && timestamp < candleState.newestOpen) candleState.generation = ++generations;
     let item = typeof itemOf === 'function' ? undefined : itemOf;
-    let ring = tokenRings.get(key);
-    // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
-    // the next sweep would drop it.
-    if (ring || timestamp >= now() - RING_IDLE_MS) {
-      if (ring) tokenRings.delete(key);
-      else ring = { items: [], partial: true, ready: true };
+    const ring = tokenRings.get(key);
+    if (ring) {
+      tokenRings.delete(key);
       tokenRings.set(key, ring);
       insertTrade(ring, (item ??= (itemOf as () => TradeItem)()), perToken);
+    } else if (timestamp >= now() - RING_IDLE_MS) {
+      // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
+      // the next sweep would drop it. The first trade goes in a one-slot array (17 slots when
+      // pushed onto an empty one: 128 B a token that trades once).
+      tokenRings.set(key, { items: [(item ??= (itemOf as () => TradeItem)())], partial: true, ready: true });
     }
     for (let i = 0; i < identities.length; i++) {
       const identity = identities[i]!;
