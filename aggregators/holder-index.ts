@@ -9,6 +9,9 @@
 // them, and their row keeps the categories they were counted in, so a record that comes back
 // (holderOf) is counted as it left. A build reads the parked rows too, and brings back into memory
 // the few whose categories changed while they were parked.
+//
+// A record's mask is the one it is counted in, and so is its balance unless the holder is dirty:
+// a change keeps the record as it was counted beside the holder's dirty mark (setHolderRec).
 import { tokenKey } from '../core/chains.ts';
 import type { HolderIndexState, HolderRec, TokenState } from './state.ts';
 import {
@@ -21,6 +24,7 @@ import {
   parkedOnly,
   type HoldersObject,
 } from './holders.ts';
+import { attrsOf, balOf, holderRec, maskOf, withMask } from './holder-records.ts';
 import { newTopList, topAdd, topKept, topRemove, topSum } from './top-balances.ts';
 import { viewWallet, walletKey, type WalletReader } from './wallet-facts.ts';
 import type { ParkedHolderRow } from './wallet-store.ts';
@@ -33,9 +37,6 @@ export const NOT_COUNTED = -1;
 /** The figures as last built, per index; dropped at each change. */
 const figuresOfIndex = new WeakMap<HolderIndexState, HoldersObject>();
 
-/** A holder record with nothing counted yet. */
-export const newHolderRec = (): HolderRec => ({ bal: 0n, attrs: 0, mask: NOT_COUNTED, counted: 0n });
-
 /** The holder's record, brought back into memory when it was parked. */
 function holderOf(token: TokenState, address: string, wallets: WalletReader): HolderRec | undefined {
   return token.holders.get(address) ?? parkedHolderOf(token, address, wallets);
@@ -46,34 +47,45 @@ export function parkedHolderOf(token: TokenState, address: string, wallets: Wall
   if (!token.parkedHolders || !wallets.holders) return undefined;
   const row = wallets.holders.holder(tokenKey(token.chain, token.address), address);
   if (!row) return undefined;
-  const counted = row.mask === NOT_COUNTED ? 0n : row.bal;
-  const rec: HolderRec = { bal: row.bal, attrs: row.attrs, mask: row.mask, counted };
+  const rec = holderRec(row.bal, row.attrs, row.mask);
   token.holders.set(address, rec);
   return rec;
 }
 
-/** One holder's entry from the state now (balance, attributes, wallet facts). */
-function update(index: HolderIndexState, token: TokenState, wallets: WalletReader, address: string): void {
+/**
+ * One holder's entry from the state now (balance, attributes, wallet facts). `before` is its record
+ * as the index counts it; undefined when it was parked, as its row is then.
+ */
+function update(
+  index: HolderIndexState,
+  token: TokenState,
+  wallets: WalletReader,
+  address: string,
+  before: HolderRec | undefined,
+): void {
   const rec = holderOf(token, address, wallets);
   // A holder without a record was never counted.
-  if (!rec) return;
-  const counted = rec.bal > 0n && !isExcludedHolder(token, address);
+  if (rec === undefined) return;
+  const bal = balOf(rec);
+  const counted = bal > 0n && !isExcludedHolder(token, address);
   const mask = counted
-    ? categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)))
+    ? categoriesOf(token, address, attrsOf(rec), wallets.get(walletKey(token.chain, address)))
     : NOT_COUNTED;
-  const was = rec.mask !== NOT_COUNTED;
-  if (mask === rec.mask && (!counted || rec.counted === rec.bal)) return;
-  if (was) addToCategories(index.sums, index.counts, rec.counted, rec.mask, -1);
-  if (counted) addToCategories(index.sums, index.counts, rec.bal, mask, 1);
+  // A record's mask changes only here and in a build, so `rec` still has the one counted.
+  const wasMask = maskOf(rec);
+  const was = wasMask !== NOT_COUNTED;
+  const wasBal = was ? balOf(before ?? rec) : 0n;
+  if (mask === wasMask && (!counted || wasBal === bal)) return;
+  if (was) addToCategories(index.sums, index.counts, wasBal, wasMask, -1);
+  if (counted) addToCategories(index.sums, index.counts, bal, mask, 1);
   if (was && counted) {
-    if (rec.counted !== rec.bal) {
-      topRemove(index.top, rec.counted);
-      topAdd(index.top, rec.bal, TOP_HOLDERS);
+    if (wasBal !== bal) {
+      topRemove(index.top, wasBal);
+      topAdd(index.top, bal, TOP_HOLDERS);
     }
-  } else if (was) topRemove(index.top, rec.counted);
-  else topAdd(index.top, rec.bal, TOP_HOLDERS);
-  rec.mask = mask;
-  rec.counted = counted ? rec.bal : 0n;
+  } else if (was) topRemove(index.top, wasBal);
+  else topAdd(index.top, bal, TOP_HOLDERS);
+  if (mask !== wasMask) token.holders.set(address, withMask(rec, mask));
   figuresOfIndex.delete(index);
 }
 
@@ -82,7 +94,7 @@ function update(index: HolderIndexState, token: TokenState, wallets: WalletReade
  * parked ones not back in memory, as many as the list keeps (the store reads them in balance order).
  */
 function* countedBalances(token: TokenState, wallets: WalletReader) {
-  for (const rec of token.holders.values()) if (rec.mask !== NOT_COUNTED) yield rec.counted;
+  for (const rec of token.holders.values()) if (maskOf(rec) !== NOT_COUNTED) yield balOf(rec);
   if (!token.parkedHolders || !wallets.holders) return;
   let left = topKept(TOP_HOLDERS);
   for (const row of wallets.holders.countedByBalance(tokenKey(token.chain, token.address))) {
@@ -98,14 +110,16 @@ function count(index: HolderIndexState, bal: bigint, mask: number): void {
 }
 
 function build(token: TokenState, wallets: WalletReader): HolderIndexState {
-  const index: HolderIndexState = { sums: emptySums(), counts: emptyCounts(), top: newTopList(), dirty: new Set() };
+  const index: HolderIndexState = { sums: emptySums(), counts: emptyCounts(), top: newTopList(), dirty: new Map() };
   for (const [address, rec] of token.holders) {
-    const counted = rec.bal > 0n && !isExcludedHolder(token, address);
-    rec.mask = counted
-      ? categoriesOf(token, address, rec.attrs, wallets.get(walletKey(token.chain, address)))
+    const bal = balOf(rec);
+    const counted = bal > 0n && !isExcludedHolder(token, address);
+    const mask = counted
+      ? categoriesOf(token, address, attrsOf(rec), wallets.get(walletKey(token.chain, address)))
       : NOT_COUNTED;
-    rec.counted = counted ? rec.bal : 0n;
-    if (counted) count(index, rec.bal, rec.mask);
+    // Replacing the value of a key the loop has reached does not disturb the iteration.
+    if (mask !== maskOf(rec)) token.holders.set(address, withMask(rec, mask));
+    if (counted) count(index, bal, mask);
   }
   for (const row of parkedOnly(token, wallets)) {
     const counted = row.bal > 0n && !isExcludedHolder(token, row.wallet);
@@ -113,8 +127,7 @@ function build(token: TokenState, wallets: WalletReader): HolderIndexState {
       ? categoriesOf(token, row.wallet, row.attrs, viewWallet(wallets, walletKey(token.chain, row.wallet)))
       : NOT_COUNTED;
     // Its categories moved while it was parked (no index marked it): back in memory as it is now.
-    if (mask !== row.mask)
-      token.holders.set(row.wallet, { bal: row.bal, attrs: row.attrs, mask, counted: counted ? row.bal : 0n });
+    if (mask !== row.mask) token.holders.set(row.wallet, holderRec(row.bal, row.attrs, mask));
     if (counted) count(index, row.bal, mask);
   }
   token.holderIndex = index;
@@ -125,15 +138,29 @@ function build(token: TokenState, wallets: WalletReader): HolderIndexState {
 function settled(token: TokenState, wallets: WalletReader): HolderIndexState {
   const index = token.holderIndex ?? build(token, wallets);
   if (index.dirty.size > 0) {
-    for (const address of index.dirty) update(index, token, wallets, address);
+    for (const [address, before] of index.dirty) update(index, token, wallets, address, before);
     index.dirty.clear();
   }
   return index;
 }
 
-/** Call after a holder's balance or attributes, or the facts of its wallet, changed. */
+/** Marks the holder changed, keeping its record as the index counts it (the first mark's). */
+function markDirty(index: HolderIndexState, address: string, counted: HolderRec | undefined): void {
+  if (index.dirty.get(address) === undefined) index.dirty.set(address, counted);
+}
+
+/** Call after the facts of the holder's wallet changed (its record did not). */
 export function holderChanged(token: TokenState, address: string): void {
-  token.holderIndex?.dirty.add(address);
+  if (token.holderIndex) markDirty(token.holderIndex, address, token.holders.get(address));
+}
+
+/**
+ * Replaces the holder's record in memory (read first with the processor's holder(), which brings a
+ * parked one back): the index applies the change when the figures are next read.
+ */
+export function setHolderRec(token: TokenState, address: string, rec: HolderRec): void {
+  if (token.holderIndex) markDirty(token.holderIndex, address, token.holders.get(address));
+  token.holders.set(address, rec);
 }
 
 /** Call after a change that can move many holders of the token (its creator, its supply). */
@@ -172,7 +199,7 @@ export function parkHolders(
   const rows: ParkedHolderRow[] = [];
   for (const address of leaving) {
     const rec = token.holders.get(address)!;
-    rows.push({ token: key, wallet: address, bal: rec.bal, attrs: rec.attrs, mask: rec.mask });
+    rows.push({ token: key, wallet: address, bal: balOf(rec), attrs: attrsOf(rec), mask: maskOf(rec) });
     token.holders.delete(address);
   }
   if (rows.length > 0) token.parkedHolders = (token.parkedHolders ?? 0) + rows.length;

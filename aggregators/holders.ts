@@ -4,16 +4,9 @@ import { tokenKey } from '../core/chains.ts';
 import { pct } from '../core/decimal.ts';
 import type { Static } from '@sinclair/typebox';
 import type { Holders } from '../core/schemas.ts';
-import {
-  ATTR,
-  CATEGORIES,
-  CATEGORY,
-  type Category,
-  type HolderRec,
-  type TokenState,
-  type WalletState,
-} from './state.ts';
+import { ATTR, CATEGORIES, CATEGORY, type Category, type TokenState, type WalletState } from './state.ts';
 import { decText } from './format.ts';
+import { attrsOf, balOf } from './holder-records.ts';
 import { setHolding, viewWallet, walletKey, type WalletReader } from './wallet-facts.ts';
 import type { ParkedHolderRow } from './wallet-store.ts';
 
@@ -158,15 +151,15 @@ export function computeHolders(token: TokenState, wallets: WalletReader): Holder
   const balances: bigint[] = [];
   const sums = emptySums();
   const counts = emptyCounts();
-  const add = (address: string, rec: Pick<HolderRec, 'bal' | 'attrs'>) => {
-    if (rec.bal <= 0n || isExcludedHolder(token, address)) return;
+  const add = (address: string, bal: bigint, attrs: number) => {
+    if (bal <= 0n || isExcludedHolder(token, address)) return;
     count++;
-    balances.push(rec.bal);
-    const mask = categoriesOf(token, address, rec.attrs, viewWallet(wallets, walletKey(token.chain, address)));
-    addToCategories(sums, counts, rec.bal, mask, 1);
+    balances.push(bal);
+    const mask = categoriesOf(token, address, attrs, viewWallet(wallets, walletKey(token.chain, address)));
+    addToCategories(sums, counts, bal, mask, 1);
   };
-  for (const [address, rec] of token.holders) add(address, rec);
-  for (const row of parkedOnly(token, wallets)) add(row.wallet, row);
+  for (const [address, rec] of token.holders) add(address, balOf(rec), attrsOf(rec));
+  for (const row of parkedOnly(token, wallets)) add(row.wallet, row.bal, row.attrs);
   balances.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
   const top10 = balances.slice(0, 10).reduce((s, b) => s + b, 0n);
   return figuresOf(token.supply, count, top10, sums, counts);

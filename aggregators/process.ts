@@ -36,10 +36,11 @@ import {
   holderChanged,
   parkedHolderOf,
   holdersReset,
-  newHolderRec,
   parkHolders,
+  setHolderRec,
   walletHoldersChanged,
 } from './holder-index.ts';
+import { EMPTY_HOLDER, attrsOf, balOf, withAttrs, withBal } from './holder-records.ts';
 import {
   ATTR,
   type AggregatorState,
@@ -210,10 +211,10 @@ export function createProcessor(
 
   function holder(t: TokenState, address: string): HolderRec {
     let h = t.holders.get(address);
-    if (h) return h;
+    if (h !== undefined) return h;
     h = parkedHolderOf(t, address, walletFacts.reader);
-    if (h) metrics.inc('aggregator.holders_loaded');
-    else t.holders.set(sharedAddress(t.chain, address), (h = newHolderRec()));
+    if (h !== undefined) metrics.inc('aggregator.holders_loaded');
+    else t.holders.set(sharedAddress(t.chain, address), (h = EMPTY_HOLDER));
     return h;
   }
 
@@ -231,12 +232,10 @@ export function createProcessor(
   const heldKey = (t: TokenState, key: string) => keptFor(heldKeys, t, key);
 
   function setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void {
-    const h = holder(t, address);
-    h.bal = bal;
+    setHolderRec(t, address, withBal(holder(t, address), bal));
     const w = wallet(t.chain, address);
     walletFacts.touch(w, time);
     setHolding(w, heldKey(t, key), bal > 0n);
-    holderChanged(t, address);
     out.balances.set(`${key}:${address}`, {
       chain: t.chain,
       token: t.address,
@@ -452,17 +451,17 @@ export function createProcessor(
         }
       : wallet(chain, trader);
     const h = holder(t, trader);
-
-    if (buy && (h.attrs & ATTR.bought) === 0) {
-      h.attrs |= ATTR.bought;
+    let attrs = attrsOf(h);
+    if (buy && (attrs & ATTR.bought) === 0) {
+      attrs |= ATTR.bought;
       if (t.known && swap.blockTime >= t.createdAt && swap.blockTime - t.createdAt <= SNIPER_WINDOW_MS)
-        h.attrs |= ATTR.sniper;
-      if (t.known && swap.blockNumber === t.createdBlock) h.attrs |= ATTR.bundler;
+        attrs |= ATTR.sniper;
+      if (t.known && swap.blockNumber === t.createdBlock) attrs |= ATTR.bundler;
       const f = w.funder;
       if (f && w.trades === 0 && f.at <= swap.blockTime && f.at >= swap.blockTime - FRESH_WALLET_MS)
-        h.attrs |= ATTR.fresh;
-      if (t.firstPriceN > 0n && p.priceNative >= FOMO_MULTIPLE * t.firstPriceN) h.attrs |= ATTR.fomo;
-      holderChanged(t, trader);
+        attrs |= ATTR.fresh;
+      if (t.firstPriceN > 0n && p.priceNative >= FOMO_MULTIPLE * t.firstPriceN) attrs |= ATTR.fomo;
+      setHolderRec(t, trader, withAttrs(h, attrs));
     }
     if (t.firstPriceN === 0n) t.firstPriceN = p.priceNative;
     walletFacts.touch(w, swap.blockTime);
@@ -564,10 +563,10 @@ export function createProcessor(
     const identities = w.labels.filter((l) => l === 'kol' || l === 'fomoscan');
     const flags: string[] = [...identities];
     if (t.creator !== '' && trader === t.creator) flags.push('dev');
-    if (h.attrs & ATTR.sniper) flags.push('sniper');
-    if (isInsider(t, h.attrs, w)) flags.push('insider');
-    if (h.attrs & ATTR.bundler) flags.push('bundler');
-    if (h.attrs & ATTR.fresh) flags.push('fresh_wallet');
+    if (attrs & ATTR.sniper) flags.push('sniper');
+    if (isInsider(t, attrs, w)) flags.push('insider');
+    if (attrs & ATTR.bundler) flags.push('bundler');
+    if (attrs & ATTR.fresh) flags.push('fresh_wallet');
     if (isProTrader(w)) flags.push('pro_trader');
 
     const amount = unitsText(swap.tokenAmount, swap.tokenDecimals);
@@ -703,7 +702,7 @@ export function createProcessor(
     },
     adopted(t) {
       const key = heldKey(t, tokenKey(t.chain, t.address));
-      for (const [address, h] of t.holders) if (h.bal > 0n) setHolding(wallet(t.chain, address), key, true);
+      for (const [address, h] of t.holders) if (balOf(h) > 0n) setHolding(wallet(t.chain, address), key, true);
       if (t.creator !== '') {
         const creator = wallet(t.chain, t.creator);
         if (!creator.created.includes(key)) creator.created = creator.created.concat(key);

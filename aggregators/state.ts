@@ -28,8 +28,8 @@ export type Category = keyof typeof CATEGORY;
 export const CATEGORIES = Object.keys(CATEGORY) as Category[];
 
 /**
- * Per (token, wallet) attributes fixed when they happen (HolderRec.attrs): the categories fixed at
- * the first buy, insider by a transfer from the creator, and `bought` (not a category).
+ * Per (token, wallet) attributes fixed when they happen (a HolderRec's attributes): the categories
+ * fixed at the first buy, insider by a transfer from the creator, and `bought` (not a category).
  */
 export const ATTR = {
   bought: 512,
@@ -40,15 +40,12 @@ export const ATTR = {
   fomo: CATEGORY.fomo,
 } as const;
 
-export interface HolderRec {
-  /** Balance in base units (absolute on solana, sum of transfer deltas on EVM). */
-  bal: bigint;
-  attrs: number;
-  /** The categories the token's holder index counts it in (holder-index.ts); -1: not counted. */
-  mask: number;
-  /** The balance the index counts it at (bal, once the index applied the last change). */
-  counted: bigint;
-}
+/**
+ * A holder record, packed (holder-records.ts): its balance in base units (absolute on solana, the
+ * sum of transfer deltas on EVM), its attributes (ATTR) and the categories its token's holder
+ * index counts it in (holder-index.ts; -1: not counted).
+ */
+export type HolderRec = bigint;
 
 /**
  * A token's holder figures kept up to date per change (holder-index.ts): totals over the counted
@@ -60,8 +57,11 @@ export interface HolderIndexState {
   counts: number[];
   /** The counted holders' number (size) and largest balances. */
   top: TopList;
-  /** Holders changed since the figures were last read: applied then, once each. */
-  dirty: Set<string>;
+  /**
+   * Holders changed since the figures were last read, each with its record as the index counts it
+   * (undefined: parked when marked, so its parked row is): applied then, once each.
+   */
+  dirty: Map<string, HolderRec | undefined>;
 }
 
 export interface PoolState {

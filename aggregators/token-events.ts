@@ -5,7 +5,8 @@ import { CHAIN_INFO, normalizeAddress, tokenKey, type Chain } from '../core/chai
 import { ZERO, fromUnits, mul } from '../core/decimal.ts';
 import type { TokenEvent } from '../core/topics.ts';
 import { walletKey } from './wallet-facts.ts';
-import { holderChanged, holdersReset } from './holder-index.ts';
+import { holderChanged, holdersReset, setHolderRec } from './holder-index.ts';
+import { attrsOf, balOf, withAttrs } from './holder-records.ts';
 import { markOf } from './pricing.ts';
 import type { BatchOutput } from './contracts.ts';
 import { clampPct } from './format.ts';
@@ -162,11 +163,11 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         const to = normalizeAddress(chain, e.to);
         const amount = BigInt(e.amount);
         if (from !== '0x0000000000000000000000000000000000000000')
-          setBalance(t, key, from, holder(t, from).bal - amount, e.blockTime, out);
-        setBalance(t, key, to, holder(t, to).bal + amount, e.blockTime, out);
+          setBalance(t, key, from, balOf(holder(t, from)) - amount, e.blockTime, out);
+        setBalance(t, key, to, balOf(holder(t, to)) + amount, e.blockTime, out);
         if (t.creator !== '' && from === t.creator && to !== t.creator) {
-          holder(t, to).attrs |= ATTR.insider;
-          holderChanged(t, to);
+          const h = holder(t, to);
+          setHolderRec(t, to, withAttrs(h, attrsOf(h) | ATTR.insider));
         }
         break;
       }

@@ -3,10 +3,11 @@
 // Version 1 kept every trade of 24 h per token (win.recs): its windows and recently closed candle
 // buckets are rebuilt from them. Version 2 kept one window bucket per distinct event time: its
 // buckets are merged into the granules of their age. Version 3 processed partitions in offset
-// order (no per-chain positions).
+// order (no per-chain positions). Until 2026-11-30 holder records were objects (any version).
 import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import { recentIdsOf } from './dedupe.ts';
-import { ATTR, STATE_VERSION, type AggregatorState, type TokenState } from './state.ts';
+import { countedRec, packedRec, type HolderRecObject } from './holder-records.ts';
+import { ATTR, STATE_VERSION, type AggregatorState, type HolderRec, type TokenState } from './state.ts';
 import { advance, insert, newTradeWindow, windowFromTimeBuckets, type TradeRec } from './windows.ts';
 import type { BaseGranularity } from '../clickhouse/types.ts';
 
@@ -32,6 +33,26 @@ function attrsV2(v1: number): number {
 
 type TokenStateV2 = Omit<TokenState, 'win'> & { win: Parameters<typeof windowFromTimeBuckets>[0] };
 
+/**
+ * Holder records as objects, packed (holder-records.ts). The index's dirty set becomes a map to the
+ * record as counted, which the object kept (mask and counted balance).
+ */
+function packHolders(token: TokenState): void {
+  const holders = token.holders as Map<string, HolderRec | HolderRecObject>;
+  const index = token.holderIndex;
+  const dirty = index?.dirty as Set<string> | Map<string, HolderRec | undefined> | undefined;
+  if (index && dirty instanceof Set) {
+    index.dirty = new Map();
+    for (const address of dirty) {
+      const rec = holders.get(address);
+      index.dirty.set(address, typeof rec === 'object' ? countedRec(rec) : rec);
+    }
+  }
+  // A token's records are all of one format.
+  if (typeof holders.values().next().value !== 'object') return;
+  for (const [address, rec] of holders) if (typeof rec === 'object') holders.set(address, packedRec(rec));
+}
+
 /** A token state of any stored version as the current one (converted in place). */
 export function upgradeToken(token: TokenState | TokenStateV2 | TokenStateV1): TokenState {
   // Dedupe ids in arrays of their own; a Map of ids or digest keys converted (any version).
@@ -39,6 +60,7 @@ export function upgradeToken(token: TokenState | TokenStateV2 | TokenStateV1): T
   if ('closedCandles' in token) {
     const current = token as TokenState;
     if (!('cuts' in token.win)) current.win = windowFromTimeBuckets(token.win);
+    packHolders(current);
     return current;
   }
   const old = token.win;
@@ -56,7 +78,9 @@ export function upgradeToken(token: TokenState | TokenStateV2 | TokenStateV1): T
   const upgraded = token as unknown as TokenState;
   upgraded.win = win;
   upgraded.closedCandles = closed;
-  for (const holder of upgraded.holders.values()) holder.attrs = attrsV2(holder.attrs);
+  for (const holder of (upgraded.holders as unknown as Map<string, HolderRecObject>).values())
+    holder.attrs = attrsV2(holder.attrs);
+  packHolders(upgraded);
   return upgraded;
 }
 

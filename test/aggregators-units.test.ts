@@ -39,6 +39,17 @@ import { tokenIn } from '../aggregators/parking.ts';
 import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { createWalletFacts, holdings, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
+import {
+  EMPTY_HOLDER,
+  attrsOf,
+  balOf,
+  holderRec,
+  maskOf,
+  withAttrs,
+  withBal,
+  withMask,
+  type HolderRecObject,
+} from '../aggregators/holder-records.ts';
 import { buildToken } from '../aggregators/view.ts';
 import { createSinkWriter } from '../aggregators/sink-writer.ts';
 import type { SpotStore, TradeRow } from '../clickhouse/types.ts';
@@ -804,6 +815,25 @@ describe('aggregator holders', () => {
   });
 });
 
+describe('holder records (holder-records.ts)', () => {
+  it('keeps balance, attributes and mask exact, whatever their size and sign', () => {
+    const attrsAll = Object.values(ATTR).reduce((a, b) => a | b, 0);
+    const masks = [-1, 0, 1, 255, 511];
+    const balances = [0n, 1n, -1n, 2n ** 63n, -(2n ** 63n), 10n ** 27n + 7n, -(10n ** 30n) - 3n, 2n ** 200n - 1n];
+    for (const bal of balances)
+      for (const attrs of [0, ATTR.bought, attrsAll])
+        for (const mask of masks) {
+          const rec = holderRec(bal, attrs, mask);
+          assert.deepEqual([balOf(rec), attrsOf(rec), maskOf(rec)], [bal, attrs, mask], `${bal} ${attrs} ${mask}`);
+          const moved = withBal(rec, -bal - 5n);
+          assert.deepEqual([balOf(moved), attrsOf(moved), maskOf(moved)], [-bal - 5n, attrs, mask]);
+          const marked = withMask(withAttrs(rec, attrs | ATTR.insider), 3);
+          assert.deepEqual([balOf(marked), attrsOf(marked), maskOf(marked)], [bal, attrs | ATTR.insider, 3]);
+        }
+    assert.deepEqual([balOf(EMPTY_HOLDER), attrsOf(EMPTY_HOLDER), maskOf(EMPTY_HOLDER)], [0n, 0, -1]);
+  });
+});
+
 describe('aggregator holders: singleton pools', () => {
   it("leaves out the contract holding a V4 pool's tokens (the swap's custody), also when it got them before its first swap", () => {
     const state = newState();
@@ -884,7 +914,9 @@ describe('aggregator state upgrade', () => {
         vu: parse(r.volumeUsd),
       }))
       .sort((a, b) => a.t - b.t || a.seq - b.seq);
-    const copy = v8.deserialize(v8.serialize(current)) as Record<string, unknown> & { holders: Map<string, HolderRec> };
+    const copy = v8.deserialize(v8.serialize(current)) as Record<string, unknown> & {
+      holders: Map<string, HolderRec | HolderRecObject>;
+    };
     const v1Bits: Array<[number, number]> = [
       [ATTR.bought, 1],
       [ATTR.sniper, 2],
@@ -893,7 +925,14 @@ describe('aggregator state upgrade', () => {
       [ATTR.fresh, 16],
       [ATTR.fomo, 32],
     ];
-    for (const h of copy.holders.values()) h.attrs = v1Bits.reduce((a, [now, v1]) => (h.attrs & now ? a | v1 : a), 0);
+    // Version 1 records: objects, with version 1's attribute bits.
+    for (const [address, h] of copy.holders) {
+      const rec = h as HolderRec;
+      const attrs = attrsOf(rec);
+      const v1 = v1Bits.reduce((a, [now, bit]) => (attrs & now ? a | bit : a), 0);
+      const mask = maskOf(rec);
+      copy.holders.set(address, { bal: balOf(rec), attrs: v1, mask, counted: mask === -1 ? 0n : balOf(rec) });
+    }
     copy.win = { recs, heads: [], sums: [], t: current.win.t, trimmed: false };
     delete copy.closedCandles;
     const upgraded = upgradeToken(copy as unknown as TokenState);

@@ -2,7 +2,8 @@
 // over every holder (computeHolders) after each step of random token events, wallet facts and
 // swaps applied by the real processor; a twin processor fed the same steps parks idle wallets and
 // their holder records in a wallet store, drops its index now and then, reads its token back from
-// a v8 copy now and then, and reads the same figures.
+// a v8 copy now and then (or from a copy in the object format of the records before 2026-11-30,
+// upgraded), and reads the same figures.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,8 +17,10 @@ import type { RawSwap, TokenEvent } from '../core/topics.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
 import { computeHolders } from '../aggregators/holders.ts';
 import { holderFigures, holdersReset } from '../aggregators/holder-index.ts';
+import { attrsOf, balOf, maskOf, type HolderRecObject } from '../aggregators/holder-records.ts';
 import { createProcessor } from '../aggregators/process.ts';
-import { newState } from '../aggregators/state.ts';
+import { newState, type HolderRec, type TokenState } from '../aggregators/state.ts';
+import { upgradeToken } from '../aggregators/upgrade.ts';
 import { openWalletStore, type WalletStore } from '../aggregators/wallet-store.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
@@ -29,6 +32,26 @@ const TOKEN = addr(0xabc),
   CEX = addr(0xcec),
   WETH = '0x4200000000000000000000000000000000000006';
 const T0 = Date.UTC(2026, 0, 5, 12);
+
+/**
+ * A copy of the token as the object format stored it: each record kept the mask and balance its
+ * index counted, and the index a set of the holders changed since.
+ */
+function inObjectFormat(token: TokenState): TokenState {
+  const copy = v8.deserialize(v8.serialize(token)) as TokenState;
+  const dirty = copy.holderIndex?.dirty;
+  const holders = new Map<string, HolderRecObject>();
+  for (const [address, rec] of copy.holders) {
+    const mask = maskOf(rec);
+    const counted = dirty?.get(address) ?? rec;
+    holders.set(address, { bal: balOf(rec), attrs: attrsOf(rec), mask, counted: mask === -1 ? 0n : balOf(counted) });
+  }
+  (copy as unknown as { holders: Map<string, HolderRecObject> }).holders = holders;
+  if (copy.holderIndex) (copy.holderIndex as unknown as { dirty: Set<string> }).dirty = new Set(dirty!.keys());
+  return copy;
+}
+
+const balanceOf = (rec: HolderRec | undefined) => (rec === undefined ? 0n : balOf(rec));
 
 function rng(seed: number) {
   let x = seed;
@@ -131,7 +154,7 @@ describe('holder figures', () => {
           const fromPool = walletCount > 12 && rand() < 0.5;
           const from = fromPool ? POOL : pick([POOL, CREATOR, ...WALLETS]);
           const t = state.tokens.get(key)!;
-          const bal = t.holders.get(from)?.bal ?? 0n;
+          const bal = balanceOf(t.holders.get(from));
           if (bal > 0n) {
             const amount = 1n + BigInt(Math.floor(rand() * Number(fromPool && bal > 2000n ? 2000n : bal)));
             event({ ...pos(time, block), kind: 'transfer', token: TOKEN, from, to: who, amount: amount.toString() });
@@ -180,8 +203,9 @@ describe('holder figures', () => {
         // A dropped index is rebuilt from the records in memory and the parked rows.
         if (step % 13 === 7) holdersReset(parkingState.tokens.get(key)!);
         // The index is in the token's state: a copy read back (a snapshot, parking) goes on with it,
-        // changes not yet applied included.
+        // changes not yet applied included; so does a copy in the records' older format.
         if (step % 17 === 3) parkingState.tokens.set(key, v8.deserialize(v8.serialize(parkingState.tokens.get(key)!)));
+        if (step % 17 === 11) parkingState.tokens.set(key, upgradeToken(inObjectFormat(parkingState.tokens.get(key)!)));
       }
       assert.ok(parkedHolders > 0, 'holder records were parked');
       assert.ok(
