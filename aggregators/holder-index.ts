@@ -155,12 +155,12 @@ export function holderChanged(token: TokenState, address: string): void {
 }
 
 /**
- * Replaces the holder's record in memory (read first with the processor's holder(), which brings a
- * parked one back): the index applies the change when the figures are next read.
+ * Replaces the holder's record `from` in memory (read with the processor's holder(), which brings
+ * a parked one back) by `to`: the index applies the change when the figures are next read.
  */
-export function setHolderRec(token: TokenState, address: string, rec: HolderRec): void {
-  if (token.holderIndex) markDirty(token.holderIndex, address, token.holders.get(address));
-  token.holders.set(address, rec);
+export function setHolderRec(token: TokenState, address: string, from: HolderRec, to: HolderRec): void {
+  if (token.holderIndex) markDirty(token.holderIndex, address, from);
+  token.holders.set(address, to);
 }
 
 /** Call after a change that can move many holders of the token (its creator, its supply). */

@@ -232,7 +232,8 @@ export function createProcessor(
   const heldKey = (t: TokenState, key: string) => keptFor(heldKeys, t, key);
 
   function setBalance(t: TokenState, key: string, address: string, bal: bigint, time: number, out: BatchOutput): void {
-    setHolderRec(t, address, withBal(holder(t, address), bal));
+    const h = holder(t, address);
+    setHolderRec(t, address, h, withBal(h, bal));
     const w = wallet(t.chain, address);
     walletFacts.touch(w, time);
     setHolding(w, heldKey(t, key), bal > 0n);
@@ -461,7 +462,7 @@ export function createProcessor(
       if (f && w.trades === 0 && f.at <= swap.blockTime && f.at >= swap.blockTime - FRESH_WALLET_MS)
         attrs |= ATTR.fresh;
       if (t.firstPriceN > 0n && p.priceNative >= FOMO_MULTIPLE * t.firstPriceN) attrs |= ATTR.fomo;
-      setHolderRec(t, trader, withAttrs(h, attrs));
+      setHolderRec(t, trader, h, withAttrs(h, attrs));
     }
     if (t.firstPriceN === 0n) t.firstPriceN = p.priceNative;
     walletFacts.touch(w, swap.blockTime);

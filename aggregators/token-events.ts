@@ -167,7 +167,7 @@ export function applyTokenEvent(ops: StateOps, e: TokenEvent, raw: string, out: 
         setBalance(t, key, to, balOf(holder(t, to)) + amount, e.blockTime, out);
         if (t.creator !== '' && from === t.creator && to !== t.creator) {
           const h = holder(t, to);
-          setHolderRec(t, to, withAttrs(h, attrsOf(h) | ATTR.insider));
+          setHolderRec(t, to, h, withAttrs(h, attrsOf(h) | ATTR.insider));
         }
         break;
       }
