@@ -25,6 +25,7 @@ import { createSlicer, SERVING_FETCH_BYTES, SLICE_MS, waitForTurn } from '../cor
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
 import { integerAt } from './json-scan.ts';
 import { createPackQueue } from './pack-queue.ts';
+import { createStorePageCache } from './store-page-cache.ts';
 import { createTokenPacker, type TokenEntry } from './token-pack.ts';
 import { STALE_AFTER_MS } from './discovery-filters.ts';
 import { compareItemsNewestFirst, tradeItem, tradeRowJson, tradeText, type TradeItem } from './trade-json.ts';
@@ -39,6 +40,16 @@ export interface HotViews {
   tokenBody(entry: TokenEntry): Buffer;
   /** The newest `count` trades of a token when memory holds at least that many, else null. */
   tokenTrades(chain: Chain, address: string, count: number): TradeItem[] | null;
+  /**
+   * The newest `count` trades of a token that memory cannot answer: `load(count)` (the store's
+   * newest first) with the trades its ring holds, shared and kept briefly (store-page-cache.ts).
+   */
+  storedTokenTrades(
+    chain: Chain,
+    address: string,
+    count: number,
+    load: (count: number) => Promise<TradeItem[]>,
+  ): Promise<TradeItem[]>;
   /** The newest `count` trades of an identity feed over `chains` when memory answers exactly, else null. */
   identityTrades(identity: Identity, chains: readonly Chain[], count: number): TradeItem[] | null;
   openCandle(
@@ -176,6 +187,17 @@ function newest(ring: Ring, count: number): TradeItem[] {
   return out;
 }
 
+/** The newest `count` of a store page and a ring, newest first, each trade once. */
+function withRing(stored: TradeItem[], ring: Ring | undefined, count: number): TradeItem[] {
+  if (!ring || ring.items.length === 0) return stored;
+  const out: TradeItem[] = [];
+  for (const item of [...stored, ...newest(ring, count)].sort(compareItemsNewestFirst)) {
+    if (out.length === count) break;
+    if (out.length === 0 || compareItemsNewestFirst(out[out.length - 1]!, item) !== 0) out.push(item);
+  }
+  return out;
+}
+
 export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews {
   const logger = ctx.logger.child({ component: 'hot-views' });
   const now = options.now ?? Date.now;
@@ -186,6 +208,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   // Insertion order = order of last update, so the stalest entries sit at the front.
   const tokens = new Map<string, TokenEntry>();
   const tokenRings = new Map<string, Ring>();
+  const storePages = createStorePageCache({ now });
   // By identity, then chain: looked up for every trade, without building a key.
   const feedRings = new Map<string, Map<string, Ring>>();
   for (const identity of IDENTITIES)
@@ -238,6 +261,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     const candleState = candles.get(key);
     if (candleState && timestamp < candleState.newestOpen) candleState.generation = ++generations;
     let item = typeof itemOf === 'function' ? undefined : itemOf;
+    storePages.drop(key);
     const ring = tokenRings.get(key);
     if (ring) {
       tokenRings.delete(key);
@@ -493,6 +517,12 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       const ring = tokenRings.get(tokenKey(chain, address));
       if (!ring || ring.items.length < count) return null;
       return newest(ring, count);
+    },
+
+    storedTokenTrades(chain, address, count, load) {
+      const key = tokenKey(chain, address);
+      // The ring is read once the store answered: a trade the store has not written yet is in it.
+      return storePages.page(key, count, async (asked) => withRing(await load(asked), tokenRings.get(key), asked));
     },
 
     identityTrades(identity, chains, count) {

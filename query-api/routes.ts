@@ -157,9 +157,13 @@ export function createRoutes(deps: RouteDeps): Router {
       const items = views.tokenTrades(chain, address, limit + 1);
       if (items) return json(ctx, pageJson(items, limit, encodeItem));
     }
-    const rows = await store.queryTokenTrades(chain, address, limit + 1, cursor);
-    if (rows.length === 0 && !(await tokenExists(chain, address))) throw unknownToken();
-    json(ctx, pageJson(rows.map(rowItem), limit, encodeItem));
+    const items = cursor
+      ? (await store.queryTokenTrades(chain, address, limit + 1, cursor)).map(rowItem)
+      : await views.storedTokenTrades(chain, address, limit + 1, async (count) =>
+          (await store.queryTokenTrades(chain, address, count)).map(rowItem),
+        );
+    if (items.length === 0 && !(await tokenExists(chain, address))) throw unknownToken();
+    json(ctx, pageJson(items, limit, encodeItem));
   });
 
   router.get('identityTrades', '/v1/trades', async (ctx) => {

@@ -1,13 +1,15 @@
 // A token that goes 24 h without a trade leaves the hot views at the first sweep after a grace, and
 // until then it is answered from them (the store would answer the same version through the ingest thread). The
 // version the aggregator publishes as the token leaves (its 24 h window emptied) replaces the held
-// one without moving it in the sweep's updatedAt order.
+// one without moving it in the sweep's updatedAt order. A quiet token's first trades page is read
+// through the store once, with the trades its ring holds, and kept until it trades.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { createStore } from '../clickhouse/store.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { Token } from '../core/schemas.ts';
 import { IDLE_GRACE_MS, RING_IDLE_MS, createHotViews, type HotViews } from '../query-api/hot-views.ts';
+import { tradeItem, type TradeItem } from '../query-api/trade-json.ts';
 import { sharedChdb } from './helpers/chdb.ts';
 import { makeToken, makeTrade, solanaAddress } from './query-api-env.ts';
 
@@ -94,5 +96,45 @@ describe('query API: hot views of a token going idle', () => {
     views.applyToken(history);
     trade(history, clock - RING_IDLE_MS - 1000, 0);
     assert.equal(views.tokenTrades('solana', history.address, 1), null);
+  });
+
+  it("reads a quiet token's first page through the store once, with the trades its ring holds, until it trades", async () => {
+    const quiet = makeToken({ chain: 'base', address: `0x${'ab'.repeat(20)}`, name: 'Quiet', updatedAt: clock });
+    views.applyToken(quiet);
+    const stored = Array.from({ length: 30 }, (_, i) => tradeItem(makeTrade(quiet, clock - 7200_000 + i * 1000, i)));
+    let queries = 0;
+    const load = async (count: number): Promise<TradeItem[]> => {
+      queries++;
+      return stored.slice(-count).reverse();
+    };
+    const first = await views.storedTokenTrades('base', quiet.address, 21, load);
+    assert.deepEqual(
+      first.map((t) => t.id),
+      stored
+        .slice(-21)
+        .reverse()
+        .map((t) => t.id),
+    );
+    assert.equal((await views.storedTokenTrades('base', quiet.address, 21, load)).length, 21);
+    assert.equal(queries, 1, 'the second read is answered from the page');
+    // It trades: the views hold the trade before the store has written it.
+    const fresh = makeTrade(quiet, clock, 99);
+    views.applyTrade({ trade: fresh, identities: [], pool: 'pool', dex: 'uniswap-v2' });
+    const after = await views.storedTokenTrades('base', quiet.address, 21, load);
+    assert.equal(queries, 2, 'its page went with the trade');
+    assert.equal(after[0]!.id, fresh.id, 'the trade the store lacks comes from the ring');
+    assert.deepEqual(
+      after.slice(1).map((t) => t.id),
+      stored
+        .slice(-20)
+        .reverse()
+        .map((t) => t.id),
+    );
+    // Once the store has written it too, the trade is on the page once.
+    stored.push(tradeItem(fresh));
+    views.applyTrade({ trade: makeTrade(quiet, clock, 100), identities: [], pool: 'pool', dex: 'uniswap-v2' });
+    const both = await views.storedTokenTrades('base', quiet.address, 21, load);
+    assert.equal(new Set(both.map((t) => t.id)).size, 21);
+    assert.equal(both.filter((t) => t.id === fresh.id).length, 1);
   });
 });

@@ -1,6 +1,7 @@
 // Real topic values (priced trades, token objects, open-candle messages) for the scenarios that
 // drive the read side: the aggregator's processor applied in memory to decoded simulator records,
 // the same code `spot aggregate` runs, without a log or a store.
+import type { TradeRow } from '../../clickhouse/types.ts';
 import type { Context } from '../../core/context.ts';
 import type { Token } from '../../core/schemas.ts';
 import type { CandleUpdateMessage, PricedTradeMessage, RawSwap, TokenEvent } from '../../core/topics.ts';
@@ -12,6 +13,8 @@ import { buildToken } from '../../aggregators/view.ts';
 
 export interface Derived {
   trades: PricedTradeMessage[];
+  /** The same trades as the store's rows. */
+  tradeRows: TradeRow[];
   tokens: Token[];
   candles: CandleUpdateMessage[];
 }
@@ -39,5 +42,5 @@ export function derive(ctx: Context, decoded: readonly IngestRecords[]): Derived
     const message = candleMessage(t.chain, t.address, t.updatedAt, t.candles);
     if (message) candles.push(message);
   }
-  return { trades: out.tradeMessages, tokens, candles };
+  return { trades: out.tradeMessages, tradeRows: out.trades, tokens, candles };
 }
