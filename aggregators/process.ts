@@ -624,6 +624,7 @@ export function createProcessor(
       identities,
       pool,
       dex: swap.dex,
+      seq,
     });
     out.changed.add(key);
     out.traded.add(key);

@@ -236,6 +236,11 @@ export const PricedTradeMessage = Type.Object(
     identities: Type.Array(Type.String()),
     pool: Type.String(),
     dex: Type.String(),
+    /**
+     * The trade's place among its token's trades (1, 2, …; spot.trades' seq): a reader that saw
+     * 1 to n of a token has every trade of it so far. Absent in values written before it.
+     */
+    seq: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { $id: 'PricedTradeMessage', additionalProperties: false },
 );

@@ -38,7 +38,10 @@ export interface HotViews {
   token(chain: Chain, address: string): TokenEntry | undefined;
   /** The token's JSON as a Buffer (the response body of token details). */
   tokenBody(entry: TokenEntry): Buffer;
-  /** The newest `count` trades of a token when memory holds at least that many, else null. */
+  /**
+   * The newest `count` trades of a token when memory holds at least that many, or every trade the
+   * token has had (its ring began with its first trade), else null.
+   */
   tokenTrades(chain: Chain, address: string, count: number): TradeItem[] | null;
   /**
    * The newest `count` trades of a token that memory cannot answer: `load(count)` (the store's
@@ -150,7 +153,10 @@ function candleHeader(text: string): { updatedAt: number; newestOpen: number } |
   return { updatedAt, newestOpen };
 }
 
-/** Trades ordered oldest → newest (appends are cheap); `partial` when older trades may be missing. */
+/**
+ * Trades ordered oldest → newest (appends are cheap); `partial` when older trades may be missing. A
+ * token's ring is whole while it holds its token's trades 1 to n by seq, none missing or trimmed.
+ */
 interface Ring {
   items: TradeItem[];
   partial: boolean;
@@ -257,6 +263,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     timestamp: number,
     identities: readonly string[],
     itemOf: TradeItem | (() => TradeItem),
+    seq: number | undefined,
   ): void {
     const candleState = candles.get(key);
     if (candleState && timestamp < candleState.newestOpen) candleState.generation = ++generations;
@@ -266,12 +273,15 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     if (ring) {
       tokenRings.delete(key);
       tokenRings.set(key, ring);
+      const held = ring.items.length;
       insertTrade(ring, (item ??= (itemOf as () => TradeItem)()), perToken);
+      // Trades arrive in seq order (a token's trades share a partition); a redelivery adds nothing.
+      if (!ring.partial && ring.items.length > held && seq !== ring.items.length) ring.partial = true;
     } else if (timestamp >= now() - RING_IDLE_MS) {
       // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
       // the next sweep would drop it. The first trade goes in a one-slot array (17 slots when
       // pushed onto an empty one: 128 B a token that trades once).
-      tokenRings.set(key, { items: [(item ??= (itemOf as () => TradeItem)())], partial: true, ready: true });
+      tokenRings.set(key, { items: [(item ??= (itemOf as () => TradeItem)())], partial: seq !== 1, ready: true });
     }
     for (let i = 0; i < identities.length; i++) {
       const identity = identities[i]!;
@@ -283,8 +293,13 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
   function applyTrade(message: PricedTradeMessage): void {
     const trade = message.trade;
-    holdTrade(tokenKey(trade.chain, trade.token), trade.chain, trade.timestamp, message.identities, () =>
-      tradeItem(trade),
+    holdTrade(
+      tokenKey(trade.chain, trade.token),
+      trade.chain,
+      trade.timestamp,
+      message.identities,
+      () => tradeItem(trade),
+      message.seq,
     );
   }
 
@@ -292,7 +307,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
     const held = tradeText(text);
     const colon = key.indexOf(':');
     if (!held || colon <= 0) return false;
-    holdTrade(key, key.slice(0, colon), held.item.timestamp, held.identities, held.item);
+    holdTrade(key, key.slice(0, colon), held.item.timestamp, held.identities, held.item, held.seq);
     return true;
   }
 
@@ -515,7 +530,7 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
 
     tokenTrades(chain, address, count) {
       const ring = tokenRings.get(tokenKey(chain, address));
-      if (!ring || ring.items.length < count) return null;
+      if (!ring || (ring.items.length < count && ring.partial)) return null;
       return newest(ring, count);
     },
 

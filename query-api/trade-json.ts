@@ -58,11 +58,15 @@ const FLAGS = ',"flags":[';
 const PLATFORMS = ',"platforms":[';
 const NO_IDENTITIES: readonly string[] = Object.freeze([]);
 
-/** A spot.trades.v1 value read without parsing the trade: its REST item and identity feeds. */
+/** A spot.trades.v1 value read without parsing the trade: its REST item, identity feeds and seq. */
 export interface TradeText {
   item: TradeItem;
   identities: readonly string[];
+  /** The trade's place among its token's trades; undefined in values written before it. */
+  seq: number | undefined;
 }
+
+const SEQ = ',"seq":';
 
 /**
  * The trade of a spot.trades.v1 value as its REST JSON, cut from the text instead of parsed and
@@ -95,9 +99,13 @@ export function tradeText(text: string): TradeText | null {
     }
   }
   if (!Array.isArray(identities) || !identities.every((i) => typeof i === 'string')) return null;
+  // The message's last key when present (the aggregator writes it after dex); only a top-level key
+  // can match, as a quote inside a string is escaped.
+  const seqAt = text.lastIndexOf(SEQ);
+  const seq = seqAt > end ? integerAt(text, seqAt + SEQ.length) : -1;
   // A slice of the message's value, which is a string of its own (record-batch.ts): the ring item
   // keeps the value alive, a few dozen bytes more than the trade.
-  return { item: new HeldTrade(timestamp, json), identities };
+  return { item: new HeldTrade(timestamp, json), identities, seq: seq > 0 ? seq : undefined };
 }
 
 export function tradeJson(trade: Trade): string {

@@ -1,6 +1,7 @@
 // The serving thread cuts a trade's REST JSON out of the spot.trades.v1 value instead of parsing
 // and serialising it (trade-json.ts tradeText). The cut must be tradeJson's text exactly, whatever
-// the names and symbols hold, and a value of any other shape must be refused (then parsed).
+// the names and symbols hold, and a value of any other shape must be refused (then parsed). A
+// token's ring answers every trade of the token only while it holds trades 1 to n by seq.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { createStore } from '../clickhouse/store.ts';
@@ -12,6 +13,8 @@ import { createHotViews, type HotViews } from '../query-api/hot-views.ts';
 import { tradeJson, tradeText } from '../query-api/trade-json.ts';
 import { sharedChdb } from './helpers/chdb.ts';
 import { makeToken, makeTrade, produceTradeMessages, solanaAddress } from './query-api-env.ts';
+
+const TRADES_PER_TOKEN = 101;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,6 +28,7 @@ const HOSTILE_NAMES = [
   ',"identities":["kol"],',
   '"timestamp":1,"flags":[',
   '},"identities":[],"pool":"x"}',
+  ',"seq":3}',
   'ünïcödé 🚀 名前',
   'line\nbreak\ttab\u0000nul',
 ];
@@ -44,7 +48,8 @@ function messages(): PricedTradeMessage[] {
       flags: [...identities, ...(i % 3 === 0 ? ['dev', 'sniper'] : [])],
       platforms: i % 2 ? [{ platform: name, isPaid: false, paidAt: null }] : [],
     });
-    out.push({ trade, identities, pool: `pool "${name}"`, dex: 'pumpfun' });
+    // Every other value carries its seq (values written before it have none).
+    out.push({ trade, identities, pool: `pool "${name}"`, dex: 'pumpfun', ...(i % 2 ? { seq: i + 1 } : {}) });
   }
   return out;
 }
@@ -58,6 +63,7 @@ describe('query API: a trade cut from its log text', () => {
       assert.equal(cut.item.timestamp, message.trade.timestamp);
       assert.equal(cut.item.id, message.trade.id);
       assert.deepEqual(cut.identities, message.identities);
+      assert.equal(cut.seq, message.seq, message.trade.name);
     }
   });
 
@@ -124,5 +130,41 @@ describe('query API: hot views fed trades from the log', () => {
       kol?.map((item) => item.json),
       newestFirst(sent.filter((m) => m.identities.includes('kol')).map((m) => m.trade)).map(tradeJson),
     );
+  });
+
+  it("answer a token's every trade from a ring that began with its first, and only then", async () => {
+    const now = Date.now();
+    const whole = makeToken({ chain: 'base', address: `0x${'11'.repeat(20)}` });
+    const joinedLate = makeToken({ chain: 'base', address: `0x${'22'.repeat(20)}` });
+    const gap = makeToken({ chain: 'base', address: `0x${'33'.repeat(20)}` });
+    const busy = makeToken({ chain: 'base', address: `0x${'44'.repeat(20)}` });
+    const apply = (token: typeof whole, seq: number, trade = makeTrade(token, now - 5000 + seq, seq)) => {
+      views.applyTrade({ trade, identities: [], pool: 'p', dex: 'uniswap-v2', seq });
+      return trade;
+    };
+    const first = apply(whole, 1);
+    apply(whole, 2);
+    apply(whole, 2, first); // a redelivery: nothing added
+    const text = JSON.stringify({
+      trade: makeTrade(whole, now - 1000, 3),
+      identities: [],
+      pool: 'p',
+      dex: 'd',
+      seq: 3,
+    });
+    assert.ok(views.applyTradeText(`base:${whole.address}`, text));
+    assert.equal(views.tokenTrades('base', whole.address, 51)?.length, 3, 'its every trade');
+    assert.equal(views.tokenTrades('base', whole.address, 2)?.length, 2);
+
+    for (const seq of [2, 3]) apply(joinedLate, seq);
+    assert.equal(views.tokenTrades('base', joinedLate.address, 51), null, 'trade 1 went before the views started');
+    assert.equal(views.tokenTrades('base', joinedLate.address, 2)?.length, 2);
+
+    for (const seq of [1, 2, 4]) apply(gap, seq);
+    assert.equal(views.tokenTrades('base', gap.address, 51), null, 'trade 3 is missing');
+
+    for (let seq = 1; seq <= 2 * TRADES_PER_TOKEN + 1; seq++) apply(busy, seq);
+    assert.equal(views.tokenTrades('base', busy.address, 100)?.length, 100);
+    assert.equal(views.tokenTrades('base', busy.address, TRADES_PER_TOKEN + 1), null, 'its oldest trades were let go');
   });
 });
