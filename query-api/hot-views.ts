@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
-import type { SpotStore } from '../clickhouse/types.ts';
+import type { SpotStore, TradeCursor } from '../clickhouse/types.ts';
 import { CHAINS, tokenKey, type Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { Consumer, EventLog, LogMessage } from '../core/eventlog/types.ts';
@@ -22,6 +22,7 @@ import {
 } from '../core/schemas.ts';
 import { TOPICS, type CandleUpdateMessage, type PricedTradeMessage } from '../core/topics.ts';
 import { createSlicer, SERVING_FETCH_BYTES, SLICE_MS, waitForTurn } from '../core/slices.ts';
+import { compareNewestFirst } from './cursor.ts';
 import { createDiscoveryIndex, type DiscoveryIndex } from './discovery.ts';
 import { integerAt } from './json-scan.ts';
 import { createPackQueue } from './pack-queue.ts';
@@ -39,10 +40,11 @@ export interface HotViews {
   /** The token's JSON as a Buffer (the response body of token details). */
   tokenBody(entry: TokenEntry): Buffer;
   /**
-   * The newest `count` trades of a token when memory holds at least that many, or every trade the
-   * token has had (its ring began with its first trade), else null.
+   * The newest `count` trades of a token (strictly older than `before` when given) when memory
+   * holds at least that many, or every such trade the token has had (its ring began with its
+   * first trade), else null.
    */
-  tokenTrades(chain: Chain, address: string, count: number): TradeItem[] | null;
+  tokenTrades(chain: Chain, address: string, count: number, before?: TradeCursor): TradeItem[] | null;
   /**
    * The newest `count` trades of a token that memory cannot answer: `load(count)` (the store's
    * newest first) with the trades its ring holds, shared and kept briefly (store-page-cache.ts).
@@ -186,11 +188,23 @@ function insertTrade(ring: Ring, item: TradeItem, capacity: number): void {
   }
 }
 
-/** Newest `count` of a ring, newest first. */
-function newest(ring: Ring, count: number): TradeItem[] {
+/** Newest `count` of a ring, newest first, from the item before index `end`. */
+function newest(ring: Ring, count: number, end = ring.items.length): TradeItem[] {
   const out: TradeItem[] = [];
-  for (let i = ring.items.length - 1; i >= 0 && out.length < count; i--) out.push(ring.items[i]!);
+  for (let i = end - 1; i >= 0 && out.length < count; i--) out.push(ring.items[i]!);
   return out;
+}
+
+/** How many of a ring's items are strictly older than `before` (they come first). */
+function olderThan(ring: Ring, before: TradeCursor): number {
+  let lo = 0;
+  let hi = ring.items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareNewestFirst(ring.items[mid]!, before) > 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The newest `count` of a store page and a ring, newest first, each trade once. */
@@ -274,9 +288,14 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       tokenRings.delete(key);
       tokenRings.set(key, ring);
       const held = ring.items.length;
-      insertTrade(ring, (item ??= (itemOf as () => TradeItem)()), perToken);
-      // Trades arrive in seq order (a token's trades share a partition); a redelivery adds nothing.
-      if (!ring.partial && ring.items.length > held && seq !== ring.items.length) ring.partial = true;
+      item ??= (itemOf as () => TradeItem)();
+      // A ring that may lack older trades holds its token's newest trades without a gap: a late
+      // trade older than all of them may have store trades beside it that the ring lacks.
+      if (!ring.partial || held === 0 || compareItemsNewestFirst(ring.items[0]!, item) >= 0) {
+        insertTrade(ring, item, perToken);
+        // Trades arrive in seq order (a token's trades share a partition); a redelivery adds nothing.
+        if (!ring.partial && ring.items.length > held && seq !== ring.items.length) ring.partial = true;
+      }
     } else if (timestamp >= now() - RING_IDLE_MS) {
       // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
       // the next sweep would drop it. The first trade goes in a one-slot array (17 slots when
@@ -528,10 +547,12 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       return packer.body(entry);
     },
 
-    tokenTrades(chain, address, count) {
+    tokenTrades(chain, address, count, before) {
       const ring = tokenRings.get(tokenKey(chain, address));
-      if (!ring || (ring.items.length < count && ring.partial)) return null;
-      return newest(ring, count);
+      if (!ring) return null;
+      const end = before ? olderThan(ring, before) : ring.items.length;
+      if (end < count && ring.partial) return null;
+      return newest(ring, count, end);
     },
 
     storedTokenTrades(chain, address, count, load) {

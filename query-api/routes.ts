@@ -153,10 +153,8 @@ export function createRoutes(deps: RouteDeps): Router {
     const limit = clampedLimit(query, problems, TOKEN_TRADES_DEFAULT_LIMIT, 1, MAX_PAGE);
     const cursor = cursorParam(query, problems);
     problems.throwIfAny();
-    if (!cursor) {
-      const items = views.tokenTrades(chain, address, limit + 1);
-      if (items) return json(ctx, pageJson(items, limit, encodeItem));
-    }
+    const held = views.tokenTrades(chain, address, limit + 1, cursor);
+    if (held) return json(ctx, pageJson(held, limit, encodeItem));
     const items = cursor
       ? (await store.queryTokenTrades(chain, address, limit + 1, cursor)).map(rowItem)
       : await views.storedTokenTrades(chain, address, limit + 1, async (count) =>

@@ -236,10 +236,10 @@ describe('query API: candle answer cache', () => {
     const traded = makeToken({ chain: 'solana', address: solanaAddress(), name: 'Busy Second' });
     const second = m0 + 40 * MINUTE;
     const trades = Array.from({ length: 60 }, (_, i) => makeTrade(traded, second + (i % 3) * 1000, i));
-    // Shuffled deterministically, every fifth one delivered twice.
+    // Shuffled deterministically, every fifth one delivered twice; seq is the aggregator's order.
     const order = trades.map((_, i) => (i * 37) % trades.length);
-    for (const i of order) {
-      const message = { trade: trades[i]!, identities: [], pool: 'pool', dex: 'pumpswap' };
+    for (const [seq, i] of order.entries()) {
+      const message = { trade: trades[i]!, identities: [], pool: 'pool', dex: 'pumpswap', seq: seq + 1 };
       views.applyTrade(message);
       if (i % 5 === 0) views.applyTrade(message);
     }

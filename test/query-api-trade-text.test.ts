@@ -9,6 +9,7 @@ import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import type { Trade } from '../core/schemas.ts';
 import type { PricedTradeMessage } from '../core/topics.ts';
+import { compareNewestFirst } from '../query-api/cursor.ts';
 import { createHotViews, type HotViews } from '../query-api/hot-views.ts';
 import { tradeJson, tradeText } from '../query-api/trade-json.ts';
 import { sharedChdb } from './helpers/chdb.ts';
@@ -108,9 +109,10 @@ describe('query API: hot views fed trades from the log', () => {
     const sent: PricedTradeMessage[] = [];
     for (let i = 0; i < 30; i++) {
       const identities = i % 4 === 0 ? ['kol'] : [];
-      // Shared seconds and one late trade: the ring orders them as the store does.
+      // Shared seconds and one late trade: the ring (whole, by seq) orders them as the store does.
       const at = i === 29 ? now - 60_000 : now - 10_000 + Math.floor(i / 3) * 1000;
-      sent.push({ trade: makeTrade(token, at, i, { flags: identities }), identities, pool: 'p', dex: 'pumpfun' });
+      const trade = makeTrade(token, at, i, { flags: identities });
+      sent.push({ trade, identities, pool: 'p', dex: 'pumpfun', seq: i + 1 });
     }
     await produceTradeMessages(log, sent);
     const newestFirst = (trades: Trade[]) =>
@@ -166,5 +168,44 @@ describe('query API: hot views fed trades from the log', () => {
     for (let seq = 1; seq <= 2 * TRADES_PER_TOKEN + 1; seq++) apply(busy, seq);
     assert.equal(views.tokenTrades('base', busy.address, 100)?.length, 100);
     assert.equal(views.tokenTrades('base', busy.address, TRADES_PER_TOKEN + 1), null, 'its oldest trades were let go');
+  });
+
+  it('answer cursor pages from a ring holding what the page needs, as the store orders them', async () => {
+    const now = Date.now();
+    const whole = makeToken({ chain: 'bsc', address: `0x${'55'.repeat(20)}` });
+    const late = makeToken({ chain: 'bsc', address: `0x${'66'.repeat(20)}` });
+    // Three trades a second: ties in time are ordered by id.
+    const trades = (token: typeof whole, from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => {
+        const seq = from + i;
+        const trade = makeTrade(token, now - 60_000 + Math.floor(seq / 3) * 1000, seq);
+        views.applyTrade({ trade, identities: [], pool: 'p', dex: 'pancakeswap-v2', seq });
+        return trade;
+      });
+    const sent = trades(whole, 1, 40);
+    const expected = [...sent].sort((a, b) => compareNewestFirst(a, b)).map(tradeJson);
+    const paged: string[] = [];
+    let cursor: { timestamp: number; id: string } | undefined;
+    for (;;) {
+      const page = views.tokenTrades('bsc', whole.address, 7, cursor);
+      assert.ok(page, 'a whole ring answers every page');
+      paged.push(...page.slice(0, 6).map((item) => item.json));
+      if (page.length < 7) break;
+      const last = page[5]!;
+      cursor = { timestamp: last.timestamp, id: last.id };
+    }
+    assert.deepEqual(paged, expected);
+
+    const held = trades(late, 5, 30); // trades 1 to 4 went before the views started
+    const oldest = [...held].sort((a, b) => compareNewestFirst(a, b))[25]!;
+    const middle = [...held].sort((a, b) => compareNewestFirst(a, b))[9]!;
+    assert.equal(views.tokenTrades('bsc', late.address, 11, middle)?.length, 11, 'enough older trades held');
+    assert.equal(views.tokenTrades('bsc', late.address, 17, middle), null, 'older ones may be missing');
+    assert.equal(views.tokenTrades('bsc', late.address, 1, oldest), null);
+    // A late trade older than all a partial ring holds is not held: trades beside it may be missing.
+    const older = makeTrade(late, oldest.timestamp - 5000, 99);
+    views.applyTrade({ trade: older, identities: [], pool: 'p', dex: 'pancakeswap-v2', seq: 31 });
+    assert.equal(views.tokenTrades('bsc', late.address, 26, { timestamp: now + 60_000, id: '' })?.length, 26);
+    assert.equal(views.tokenTrades('bsc', late.address, 27, { timestamp: now + 60_000, id: '' }), null);
   });
 });
