@@ -24,15 +24,13 @@ import {
   parkedOnly,
   type HoldersObject,
 } from './holders.ts';
-import { attrsOf, balOf, holderRec, maskOf, withMask } from './holder-records.ts';
+import { NOT_COUNTED, attrsOf, balOf, holderRec, maskOf, withMask } from './holder-records.ts';
 import { newTopList, topAdd, topKept, topRemove, topSum } from './top-balances.ts';
 import { viewWallet, walletKey, type WalletReader } from './wallet-facts.ts';
 import type { ParkedHolderRow } from './wallet-store.ts';
 
 /** The top-holders share sums this many. */
 const TOP_HOLDERS = 10;
-/** A record's (or parked row's) mask when the index does not count its holder. */
-export const NOT_COUNTED = -1;
 
 /** The figures as last built, per index; dropped at each change. */
 const figuresOfIndex = new WeakMap<HolderIndexState, HoldersObject>();

@@ -9,12 +9,15 @@ const META_BITS = BigInt(META_WIDTH);
 const MASK_BITS = 10;
 const LOW_MASK = (1 << MASK_BITS) - 1;
 
+/** A record's (or parked row's) mask when its token's index does not count the holder. */
+export const NOT_COUNTED = -1;
+
 /** A record from its balance, attributes (ATTR bits) and the mask its token's index counts it in (-1: none). */
 export const holderRec = (bal: bigint, attrs: number, mask: number): HolderRec =>
   (bal << META_BITS) | BigInt((attrs << MASK_BITS) | (mask + 1));
 
 /** A holder that has nothing: balance 0, no attributes, not counted. */
-export const EMPTY_HOLDER: HolderRec = holderRec(0n, 0, -1);
+export const EMPTY_HOLDER: HolderRec = holderRec(0n, 0, NOT_COUNTED);
 
 export const balOf = (rec: HolderRec): bigint => rec >> META_BITS;
 
@@ -39,7 +42,8 @@ export interface HolderRecObject {
   counted?: bigint;
 }
 
-export const packedRec = (rec: HolderRecObject): HolderRec => holderRec(rec.bal, rec.attrs, rec.mask ?? -1);
+export const packedRec = (rec: HolderRecObject): HolderRec => holderRec(rec.bal, rec.attrs, rec.mask ?? NOT_COUNTED);
 
 /** What an object record's index counted it at, as a packed record (its mask, and the balance counted). */
-export const countedRec = (rec: HolderRecObject): HolderRec => holderRec(rec.counted ?? 0n, rec.attrs, rec.mask ?? -1);
+export const countedRec = (rec: HolderRecObject): HolderRec =>
+  holderRec(rec.counted ?? 0n, rec.attrs, rec.mask ?? NOT_COUNTED);

@@ -168,6 +168,9 @@ interface Ring {
 function insertTrade(ring: Ring, item: TradeItem, capacity: number): void {
   const items = ring.items;
   const last = items.length - 1;
+  // A ring that may lack older trades holds the newest without a gap: a trade older than all of
+  // them may have others beside it that the ring lacks, so it is left to the store.
+  if (ring.partial && last >= 0 && compareItemsNewestFirst(items[0]!, item) < 0) return;
   // Oldest first. Most arrivals are the newest; otherwise a binary search: block times are whole
   // seconds, so a busy second's trades all share one timestamp and are ordered by id.
   if (last < 0 || compareItemsNewestFirst(items[last]!, item) > 0) items.push(item);
@@ -288,14 +291,9 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       tokenRings.delete(key);
       tokenRings.set(key, ring);
       const held = ring.items.length;
-      item ??= (itemOf as () => TradeItem)();
-      // A ring that may lack older trades holds its token's newest trades without a gap: a late
-      // trade older than all of them may have store trades beside it that the ring lacks.
-      if (!ring.partial || held === 0 || compareItemsNewestFirst(ring.items[0]!, item) >= 0) {
-        insertTrade(ring, item, perToken);
-        // Trades arrive in seq order (a token's trades share a partition); a redelivery adds nothing.
-        if (!ring.partial && ring.items.length > held && seq !== ring.items.length) ring.partial = true;
-      }
+      insertTrade(ring, (item ??= (itemOf as () => TradeItem)()), perToken);
+      // Trades arrive in seq order (a token's trades share a partition); a redelivery adds nothing.
+      if (!ring.partial && ring.items.length > held && seq !== ring.items.length) ring.partial = true;
     } else if (timestamp >= now() - RING_IDLE_MS) {
       // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
       // the next sweep would drop it. The first trade goes in a one-slot array (17 slots when
@@ -411,9 +409,13 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
         const ring = feedRings.get(identity)!.get(chain)!;
         try {
           const rows = await options.store.queryIdentityTrades(identity, [chain], perFeed);
+          // The store's newest and the trades held since the views started are every trade down
+          // to the oldest row: the ring takes the rows wherever they fall among the held ones.
+          ring.partial = false;
           for (const row of rows)
             insertTrade(ring, { timestamp: row.timestamp, id: row.id, json: tradeRowJson(row) }, perFeed);
-          ring.partial = rows.length >= perFeed;
+          // A full page may have older trades past it (and the loop may have trimmed the ring).
+          ring.partial ||= rows.length >= perFeed;
           ring.ready = true;
         } catch (error) {
           logger.warn({ err: error, identity, chain }, 'identity feed not seeded; its pages come from ClickHouse');

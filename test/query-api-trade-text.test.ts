@@ -13,7 +13,7 @@ import { compareNewestFirst } from '../query-api/cursor.ts';
 import { createHotViews, type HotViews } from '../query-api/hot-views.ts';
 import { tradeJson, tradeText } from '../query-api/trade-json.ts';
 import { sharedChdb } from './helpers/chdb.ts';
-import { makeToken, makeTrade, produceTradeMessages, solanaAddress } from './query-api-env.ts';
+import { makeToken, makeTrade, produceTradeMessages, solanaAddress, tradeRow } from './query-api-env.ts';
 
 const TRADES_PER_TOKEN = 101;
 
@@ -207,5 +207,38 @@ describe('query API: hot views fed trades from the log', () => {
     views.applyTrade({ trade: older, identities: [], pool: 'p', dex: 'pancakeswap-v2', seq: 31 });
     assert.equal(views.tokenTrades('bsc', late.address, 26, { timestamp: now + 60_000, id: '' })?.length, 26);
     assert.equal(views.tokenTrades('bsc', late.address, 27, { timestamp: now + 60_000, id: '' }), null);
+  });
+
+  it('keep an identity feed seeded from the store without a gap: an older late trade is left out', async () => {
+    const chdb = await sharedChdb();
+    const store = createStore(chdb.ctx, chdb.client);
+    const token = makeToken({ chain: 'robinhood', address: `0x${'77'.repeat(20)}` });
+    // Newer than any other feed trade of the process, so they are the feed's newest three.
+    const future = Date.now() + 86_400_000;
+    const stored = [0, 1, 2].map((i) => makeTrade(token, future + i * 1000, i, { flags: ['fomoscan'] }));
+    await store.insertTrades(stored.map((t, i) => tradeRow(t, i + 1, ['fomoscan'])));
+    const feedLog = createEmbeddedLog(chdb.ctx, {
+      path: path.join(chdb.dataDir, 'trade-text-feed-log', 'events.sqlite'),
+    });
+    const seeded = createHotViews(chdb.ctx, { log: feedLog, store, tradesPerFeed: 2 });
+    await seeded.start();
+    try {
+      const ids = (items: { id: string }[] | null) => items?.map((item) => item.id);
+      assert.deepEqual(ids(seeded.identityTrades('fomoscan', ['robinhood'], 2)), [stored[2]!.id, stored[1]!.id]);
+      // Older than the two the feed holds: the store's trade between them is not in the feed.
+      const late = makeTrade(token, future - 1000, 9, { flags: ['fomoscan'] });
+      seeded.applyTrade({ trade: late, identities: ['fomoscan'], pool: 'p', dex: 'd', seq: 4 });
+      assert.equal(seeded.identityTrades('fomoscan', ['robinhood'], 3), null);
+      const newer = makeTrade(token, future + 5000, 10, { flags: ['fomoscan'] });
+      seeded.applyTrade({ trade: newer, identities: ['fomoscan'], pool: 'p', dex: 'd', seq: 5 });
+      assert.deepEqual(ids(seeded.identityTrades('fomoscan', ['robinhood'], 3)), [
+        newer.id,
+        stored[2]!.id,
+        stored[1]!.id,
+      ]);
+    } finally {
+      await seeded.stop();
+      await feedLog.close();
+    }
   });
 });
