@@ -52,6 +52,11 @@ export interface AggregatorOptions {
   viewsEveryMs?: number;
   /** Live views are built in slices of about this much work, ms, each yielding to waiting input (default 1). */
   viewsSliceMs?: number;
+  /**
+   * Tokens of a chain whose event time is over a minute behind the clock (a warm start, a backfill):
+   * longest wait between the live passes that publish their views, ms (default 2000).
+   */
+  catchUpViewsEveryMs?: number;
   /** Publishing trades: longest processing (a backlog) runs before its trades are published, ms (default 4). */
   tradesEveryMs?: number;
   /** The same bound while catching up (more than a short backlog), ms (default 25). */
@@ -94,6 +99,8 @@ export interface Aggregator {
 const INPUTS = [TOPICS.tokenEvents.name, TOPICS.swaps.name];
 /** Unprocessed input messages up to which the aggregator counts as live (tradesEveryMs, not catchUpTradesEveryMs). */
 const LIVE_BACKLOG = 2000;
+/** A chain whose newest event time is further behind the clock than this is catching up: its views wait longer. */
+const CATCHING_UP_LAG_MS = 60_000;
 
 /** The tokens whose views one pass builds (taken when it began), and its messages so far. */
 interface ViewsPass {
@@ -104,6 +111,13 @@ interface ViewsPass {
   tokenMessages: ProduceMessage[];
   candleMessages: ProduceMessage[];
 }
+
+/** A chain's changed tokens waiting for its next turn while it catches up. */
+interface WaitingViews {
+  changed: Set<string>;
+  traded: Set<string>;
+}
+const chainOf = (key: string) => key.slice(0, key.indexOf(':'));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Main-thread time a slice of background work (a snapshot capture, the wallet park) takes before input batches get their turn. */
 const BACKGROUND_SLICE_MS = 2;
@@ -141,6 +155,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const tradesEveryMs = publishing ? (options.tradesEveryMs ?? 4) : Number.POSITIVE_INFINITY;
   const catchUpTradesEveryMs = publishing ? (options.catchUpTradesEveryMs ?? 25) : Number.POSITIVE_INFINITY;
   const viewsEveryMs = options.viewsEveryMs ?? 100;
+  // A one-day warm start published each token's view about three times (a pass every 100 ms spans
+  // 90 s of its event time); every version costs the views pass, the serving thread and the store.
+  const catchUpViewsEveryMs = options.catchUpViewsEveryMs ?? 2000;
   const logger = ctx.logger.child({ component: 'aggregator', name });
   const file = snapshotPath(ctx, name);
 
@@ -161,6 +178,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   let viewsChanged = new Set<string>();
   let viewsTraded = new Set<string>();
   let lastViewsAt = 0;
+  /** Changed tokens of chains catching up, by chain, until the chain's turn (catchUpViewsEveryMs). */
+  const viewsWaiting = new Map<string, WaitingViews>();
+  /** When a live pass last took each waiting chain's tokens (Date.now()). */
+  const catchUpViewsAt = new Map<string, number>();
   let viewsMessages = 0;
   let cancelViews: (() => void) | null = null;
   /** The views pass being built in slices (live), if any. */
@@ -368,43 +389,98 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     forcedSeen = forced;
   }
 
+  const viewsPending = () => viewsChanged.size > 0 || viewsTraded.size > 0 || viewsWaiting.size > 0;
+
   /** Every view changed so far, whole: the pass in progress is finished, then one more for the rest. */
   async function flushViews(): Promise<void> {
     if (viewsPass) await buildViews(viewsPass, never);
-    if (viewsChanged.size === 0 && viewsTraded.size === 0) {
+    if (!viewsPending()) {
       cancelViews?.();
       cancelViews = null;
       lastViewsAt = Date.now();
       viewsMessages = 0;
       return;
     }
-    await buildViews(beginViewsPass(), never);
+    await buildViews(beginViewsPass(false)!, never);
   }
 
-  /** Takes the tokens changed so far into a new pass; later changes wait for the next one. */
-  function beginViewsPass(): ViewsPass {
-    cancelViews?.();
-    cancelViews = null;
-    lastViewsAt = Date.now();
-    viewsMessages = 0;
-    const pass: ViewsPass = {
-      changed: [...viewsChanged],
-      traded: [...viewsTraded],
-      nextChanged: 0,
-      nextTraded: 0,
-      tokenMessages: [],
-      candleMessages: [],
-    };
+  /** Chains catching up, each with whether its tokens wait (a live pass took some under catchUpViewsEveryMs ago). */
+  function catchingUp(now: number): Map<string, boolean> {
+    const chains = new Map<string, boolean>();
+    for (const [chainName, time] of Object.entries(state.watermarks)) {
+      if (now - time <= CATCHING_UP_LAG_MS) continue;
+      chains.set(chainName, now - (catchUpViewsAt.get(chainName) ?? Number.NEGATIVE_INFINITY) < catchUpViewsEveryMs);
+    }
+    return chains;
+  }
+
+  /**
+   * Takes the tokens changed so far into a new pass; later changes wait for the next one. A live
+   * pass leaves the tokens of a chain catching up until its turn; null when it takes none.
+   */
+  function beginViewsPass(live: boolean): ViewsPass | null {
+    const now = Date.now();
+    let changed: string[];
+    let traded: string[];
+    const chains = live ? catchingUp(now) : null;
+    if (chains === null || (chains.size === 0 && viewsWaiting.size === 0)) {
+      const changedKeys = viewsChanged;
+      const tradedKeys = viewsTraded;
+      for (const waiting of viewsWaiting.values()) {
+        for (const key of waiting.changed) changedKeys.add(key);
+        for (const key of waiting.traded) tradedKeys.add(key);
+      }
+      viewsWaiting.clear();
+      changed = [...changedKeys];
+      traded = [...tradedKeys];
+    } else {
+      // A chain catching up collects its tokens until its turn; a chain's turn takes all it collected.
+      const waitingOf = (chainName: string) => {
+        let waiting = viewsWaiting.get(chainName);
+        if (!waiting) viewsWaiting.set(chainName, (waiting = { changed: new Set(), traded: new Set() }));
+        return waiting;
+      };
+      // A chain that collects (or collected) keeps its keys in one set, so none is taken twice.
+      const collects = (chainName: string) => chains.has(chainName) || viewsWaiting.has(chainName);
+      changed = [];
+      traded = [];
+      for (const key of viewsChanged) {
+        const chainName = chainOf(key);
+        if (collects(chainName)) waitingOf(chainName).changed.add(key);
+        else changed.push(key);
+      }
+      for (const key of viewsTraded) {
+        const chainName = chainOf(key);
+        if (collects(chainName)) waitingOf(chainName).traded.add(key);
+        else traded.push(key);
+      }
+      for (const [chainName, waiting] of viewsWaiting) {
+        if (chains.get(chainName) === true) continue;
+        // Its turn, or live again.
+        for (const key of waiting.changed) changed.push(key);
+        for (const key of waiting.traded) traded.push(key);
+        viewsWaiting.delete(chainName);
+        if (chains.has(chainName)) catchUpViewsAt.set(chainName, now);
+      }
+    }
     viewsChanged = new Set();
     viewsTraded = new Set();
+    if (changed.length === 0 && traded.length === 0 && live) return null;
+    cancelViews?.();
+    cancelViews = null;
+    lastViewsAt = now;
+    viewsMessages = 0;
+    const pass: ViewsPass = { changed, traded, nextChanged: 0, nextTraded: 0, tokenMessages: [], candleMessages: [] };
     viewsPass = pass;
     return pass;
   }
 
   /** Live: a pass built one slice per event-loop turn; input that arrived meanwhile goes first (serial order). */
   function startViewsPass(): void {
-    if (viewsPass || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
-    const pass = beginViewsPass();
+    if (viewsPass || !viewsPending()) return;
+    const pass = beginViewsPass(true);
+    // Every changed token belongs to a chain waiting for its turn.
+    if (!pass) return scheduleViews();
     inSlices(
       async (due) => {
         await buildViews(pass, due);
@@ -468,15 +544,19 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     if (pass.candleMessages.length > 0) await log.produce(TOPICS.candles.name, pass.candleMessages);
   }
 
+  /** The next live pass: viewsEveryMs after the last one began, or the first waiting chain's turn. */
   function scheduleViews(): void {
-    if (cancelViews || viewsPass || (viewsChanged.size === 0 && viewsTraded.size === 0)) return;
+    if (cancelViews || viewsPass || !viewsPending()) return;
+    let at = viewsChanged.size > 0 || viewsTraded.size > 0 ? lastViewsAt + viewsEveryMs : Number.POSITIVE_INFINITY;
+    for (const chainName of viewsWaiting.keys())
+      at = Math.min(at, (catchUpViewsAt.get(chainName) ?? 0) + catchUpViewsEveryMs);
     const timer = setTimeout(
       () => {
         cancelViews = null;
         // While catching up, views wait for flushEvery messages (intermediate ones are wasted work).
         if (merger.caughtUp()) startViewsPass();
       },
-      Math.max(0, lastViewsAt + viewsEveryMs - Date.now()),
+      Math.max(0, at - Date.now()),
     );
     cancelViews = () => clearTimeout(timer);
   }
@@ -741,7 +821,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       processor = createProcessor(ctx, state, partitioning, {
         parkIdleMs: options.parkIdleMs ?? PARK_IDLE_MS,
         walletStore: walletStore ?? undefined,
-        viewPending: (key) => viewsChanged.has(key) || viewsTraded.has(key),
+        viewPending: (key) => {
+          if (viewsChanged.has(key) || viewsTraded.has(key)) return true;
+          const waiting = viewsWaiting.size > 0 ? viewsWaiting.get(chainOf(key)) : undefined;
+          return waiting !== undefined && (waiting.changed.has(key) || waiting.traded.has(key));
+        },
       });
       consumer = log.consumer({
         group: `spot-aggregator-${name}`,

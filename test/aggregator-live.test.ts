@@ -4,17 +4,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { tokenKey } from '../core/chains.ts';
+import { tokenKey, type Chain } from '../core/chains.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
-import { TOPICS, type PricedTradeMessage } from '../core/topics.ts';
+import { TOPICS, type PricedTradeMessage, type RawSwap } from '../core/topics.ts';
 import { createStore } from '../clickhouse/store.ts';
 import { createAggregator, type AggregatorOptions } from '../aggregators/aggregator.ts';
 import { sharedChdb } from './helpers/chdb.ts';
-import { makeScenario, produceScenario } from './fixtures/aggregator-scenario.ts';
+import { makeScenario, produceScenario, type Scenario } from './fixtures/aggregator-scenario.ts';
 import { latestPerKey } from './fixtures/aggregator-dump.ts';
 
 interface Produced {
@@ -42,6 +42,33 @@ function liveEnv(prefix: string) {
   };
 }
 
+/** The last swap to hold back (priced: not a reference mark, a unique id, of a token created in the log). */
+function lastPricedSwap(scenario: Scenario, chain?: Chain): RawSwap | undefined {
+  const created = new Set(scenario.events.filter((e) => e.kind === 'created').map((e) => tokenKey(e.chain, e.token!)));
+  const idCount = new Map<string, number>();
+  for (const s of scenario.swaps) idCount.set(s.id, (idCount.get(s.id) ?? 0) + 1);
+  return [...scenario.swaps]
+    .reverse()
+    .find(
+      (s) =>
+        (chain === undefined || s.chain === chain) &&
+        s.dex !== 'ref-pool' &&
+        created.has(tokenKey(s.chain, s.token)) &&
+        idCount.get(s.id) === 1,
+    );
+}
+
+/** The latest token message of each token is its current view. */
+async function assertViewsCurrent(aggregator: ReturnType<typeof createAggregator>, log: EventLog): Promise<void> {
+  const expected = Object.fromEntries(
+    aggregator.tokens().map((t) => [tokenKey(t.chain, t.address), JSON.stringify(t)]),
+  );
+  assert.deepEqual(
+    await latestPerKey(log, TOPICS.tokens.name),
+    Object.fromEntries(Object.entries(expected).sort(([a], [b]) => (a < b ? -1 : 1))),
+  );
+}
+
 describe('aggregator live scheduling', function () {
   this.timeout(60_000);
   const env = liveEnv('spot-agg-live-');
@@ -50,15 +77,7 @@ describe('aggregator live scheduling', function () {
     const { ctx, store, base } = await env.open();
     const scenario = makeScenario(11, 600);
 
-    // Held back: one priced swap (not a reference mark, unique id) of a token created in the log.
-    const created = new Set(
-      scenario.events.filter((e) => e.kind === 'created').map((e) => tokenKey(e.chain, e.token!)),
-    );
-    const idCount = new Map<string, number>();
-    for (const s of scenario.swaps) idCount.set(s.id, (idCount.get(s.id) ?? 0) + 1);
-    const late = [...scenario.swaps]
-      .reverse()
-      .find((s) => s.dex !== 'ref-pool' && created.has(tokenKey(s.chain, s.token)) && idCount.get(s.id) === 1)!;
+    const late = lastPricedSwap(scenario)!;
     assert.ok(late, 'the scenario has a priced swap to hold back');
     const upFront = scenario.swaps.filter((s) => s !== late);
     await produceScenario(base, { ...scenario, swaps: upFront });
@@ -106,14 +125,8 @@ describe('aggregator live scheduling', function () {
       const pass = journal[firstViews] as Produced;
       assert.ok(pass.keys.length >= 3, `that pass holds the views of the earlier batch (${pass.keys.length} tokens)`);
 
-      // Nothing was lost to slicing: the latest token message of each token is its current view.
-      const expected = Object.fromEntries(
-        aggregator.tokens().map((t) => [tokenKey(t.chain, t.address), JSON.stringify(t)]),
-      );
-      assert.deepEqual(
-        await latestPerKey(base, TOPICS.tokens.name),
-        Object.fromEntries(Object.entries(expected).sort(([a], [b]) => (a < b ? -1 : 1))),
-      );
+      // Nothing was lost to slicing.
+      await assertViewsCurrent(aggregator, base);
     } finally {
       await aggregator.stop();
       await base.close();
@@ -230,6 +243,78 @@ describe('aggregator merge buffer', function () {
       const queues = TOPICS.swaps.partitions + TOPICS.tokenEvents.partitions;
       const peak = ctx.metrics.get('aggregator.merge_buffered_peak');
       assert.ok(peak <= queues * 2 * maxBatch, `merge buffer peak ${peak} of ${total} messages`);
+    } finally {
+      await aggregator.stop();
+      await base.close();
+    }
+  });
+});
+
+describe('aggregator views while a chain catches up', function () {
+  this.timeout(60_000);
+  const env = liveEnv('spot-agg-catching-up-');
+
+  it("holds a chain's views until its turn while its event time is far behind the clock, not a live chain's", async () => {
+    const { ctx, store, base } = await env.open();
+    // The scenario's event time is January 2026: every chain in it is far behind the clock.
+    const scenario = makeScenario(13, 600);
+    // Held back: one priced swap on solana (it stays behind the clock) and one on base, sent at the
+    // clock's time (base turns live).
+    const behind = lastPricedSwap(scenario, 'solana')!;
+    const live = lastPricedSwap(scenario, 'base')!;
+    assert.ok(behind && live, 'the scenario has a priced swap on each chain to hold back');
+    await produceScenario(base, { ...scenario, swaps: scenario.swaps.filter((s) => s !== behind && s !== live) });
+    const total = scenario.swaps.length - 2 + scenario.events.length;
+
+    const published: Array<{ topic: string; keys: string[] }> = [];
+    const log: EventLog = {
+      ...base,
+      async produce(topic, messages) {
+        published.push({ topic, keys: messages.map((m) => m.key) });
+        await base.produce(topic, messages);
+      },
+    };
+    let caughtUp = false;
+    const aggregator = createAggregator(ctx, {
+      log,
+      store,
+      name: 'catching-up',
+      viewsEveryMs: 0,
+      viewsSliceMs: 0,
+      catchUpViewsEveryMs: 600_000,
+      onFlush: (info) => {
+        caughtUp ||= info.processed >= total;
+      },
+    });
+    const tokenViews = (key: string) =>
+      published.filter((p) => p.topic === TOPICS.tokens.name && p.keys.includes(key)).length;
+    const waitFor = async (what: string, done: () => boolean) => {
+      for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(done(), what);
+    };
+    await aggregator.start();
+    try {
+      const behindKey = tokenKey(behind.chain, behind.token);
+      const liveKey = tokenKey(live.chain, live.token);
+      // A chain's first live pass is its first turn: the views of its tokens go out.
+      await waitFor('the scenario was processed', () => caughtUp);
+      await waitFor('the first views pass was published', () => tokenViews(behindKey) > 0 && tokenViews(liveKey) > 0);
+      const [behindBefore, liveBefore] = [tokenViews(behindKey), tokenViews(liveKey)];
+
+      const send = (swap: RawSwap) =>
+        base.produce(TOPICS.swaps.name, [
+          { key: tokenKey(swap.chain, swap.token), value: JSON.stringify(swap), timestamp: swap.blockTime },
+        ]);
+      await send(behind);
+      await send({ ...live, blockTime: Date.now() });
+      await waitFor('both swaps were processed', () => aggregator.processed() >= total + 2);
+      await waitFor('the live chain had its token view published at once', () => tokenViews(liveKey) > liveBefore);
+      assert.equal(tokenViews(behindKey), behindBefore, 'the chain behind the clock waits for its turn');
+
+      // A whole flush (drain, a snapshot, stop) publishes what waits.
+      await aggregator.drain();
+      assert.equal(tokenViews(behindKey), behindBefore + 1, 'its view went out with the flush');
+      await assertViewsCurrent(aggregator, base);
     } finally {
       await aggregator.stop();
       await base.close();
