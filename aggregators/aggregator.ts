@@ -441,19 +441,17 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         return waiting;
       };
       // A chain that collects (or collected) keeps its keys in one set, so none is taken twice.
-      const collects = (chainName: string) => chains.has(chainName) || viewsWaiting.has(chainName);
-      changed = [];
-      traded = [];
-      for (const key of viewsChanged) {
-        const chainName = chainOf(key);
-        if (collects(chainName)) waitingOf(chainName).changed.add(key);
-        else changed.push(key);
-      }
-      for (const key of viewsTraded) {
-        const chainName = chainOf(key);
-        if (collects(chainName)) waitingOf(chainName).traded.add(key);
-        else traded.push(key);
-      }
+      const sortOut = (keys: Set<string>, kind: keyof WaitingViews): string[] => {
+        const taken: string[] = [];
+        for (const key of keys) {
+          const chainName = chainOf(key);
+          if (chains.has(chainName) || viewsWaiting.has(chainName)) waitingOf(chainName)[kind].add(key);
+          else taken.push(key);
+        }
+        return taken;
+      };
+      changed = sortOut(viewsChanged, 'changed');
+      traded = sortOut(viewsTraded, 'traded');
       for (const [chainName, waiting] of viewsWaiting) {
         if (chains.get(chainName) === true) continue;
         // Its turn, or live again.
