@@ -116,9 +116,11 @@ describe('spot up (end to end, child process)', function () {
       routed.platforms.map((platform) => ({ platform, isPaid: false, paidAt: null })),
     );
 
-    type Board = {
-      columns: { column: string; deltas: { rank: number; data: { address: string; chain: string } }[] }[];
-    };
+    type BoardToken = { address: string; chain: string; totals: { trades: number } };
+    type Board = { columns: { column: string; deltas: { rank: number; data: BoardToken }[] }[] };
+    // A launch is its own transaction, so the newest pairs may not have traded yet: those have no candles.
+    const tradedOn = (board: Board) =>
+      board.columns.flatMap((c) => c.deltas).find((delta) => delta.data.totals.trades > 0)?.data;
     // Token objects reach the API's hot views a moment after their trades reach ClickHouse.
     const body = await waitFor(
       async () => {
@@ -131,28 +133,34 @@ describe('spot up (end to end, child process)', function () {
         assert.ok(response.headers.get('x-ratelimit-remaining'));
         assert.ok(response.headers.get('x-request-id'));
         const board = (await response.json()) as Board;
-        return board.columns.some((c) => c.deltas.length > 0) ? board : undefined;
+        return tradedOn(board) ? board : undefined;
       },
       60_000,
-      'a discovery board with tokens',
+      'a discovery board with a token that traded',
     );
     assert.deepEqual(
       body.columns.map((c) => c.column),
       ['newPairs', 'graduating', 'graduated'],
     );
-    const anyToken = body.columns.flatMap((c) => c.deltas)[0]!;
-    const details = await fetch(`${http}/v1/tokens/${anyToken.data.chain}/${anyToken.data.address}`, { headers: auth });
+    const traded = tradedOn(body)!;
+    const details = await fetch(`${http}/v1/tokens/${traded.chain}/${traded.address}`, { headers: auth });
     assert.equal(details.status, 200);
     const token = (await details.json()) as { price: { usd: string }; stats: Record<string, unknown> };
     assert.match(token.price.usd, /^\d+(\.\d+)?$/);
     assert.deepEqual(Object.keys(token.stats).sort(), ['1h', '24h', '30m', '5m', '6h']);
 
-    const candles = await fetch(
-      `${http}/v1/tokens/${anyToken.data.chain}/${anyToken.data.address}/ohlcv?timeframe=1m`,
-      { headers: auth },
+    // Its open candle is published in the same views pass as the token, on a topic of its own.
+    await waitFor(
+      async () => {
+        const candles = await fetch(`${http}/v1/tokens/${traded.chain}/${traded.address}/ohlcv?timeframe=1m`, {
+          headers: auth,
+        });
+        assert.equal(candles.status, 200);
+        return ((await candles.json()) as { candles: unknown[] }).candles.length > 0 || undefined;
+      },
+      10_000,
+      "the traded token's candles",
     );
-    assert.equal(candles.status, 200);
-    assert.ok(((await candles.json()) as { candles: unknown[] }).candles.length > 0);
   });
 
   it("shows a promoted simulator token's paid promotion in its platforms", async () => {
