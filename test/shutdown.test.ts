@@ -65,6 +65,16 @@ describe('spot up shutdown under load (child process)', function () {
     const nodePid = await nodeProcessOf(spot);
     assert.ok(nodePid !== null, 'the simulator node runs as a child process');
     await new Promise((resolve) => setTimeout(resolve, 15_000));
+    // A machine busy with other work gets there later: the signal must still come under load.
+    const trading = spot;
+    await waitFor(
+      async () => {
+        const [row] = await trading.query<{ rows: string }>('SELECT count() AS rows FROM spot.trades');
+        return Number(row?.rows) > 10_000 || undefined;
+      },
+      90_000,
+      'over 10,000 trades stored',
+    );
     const stopped = await spot.stop();
     assert.equal(stopped.code, 0, spot.output().slice(-3000));
     assert.ok(stopped.ms <= 10_000, `SIGTERM → exit took ${Math.round(stopped.ms)} ms`);
