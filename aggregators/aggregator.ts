@@ -3,7 +3,7 @@
 // then snapshots the state with the offsets it covers. A restart loads the snapshot and seeks
 // there, so nothing is lost or counted twice (sinks are idempotent for re-processed messages).
 import type { Chain } from '../core/chains.ts';
-import { normalizeAddress, tokenKey } from '../core/chains.ts';
+import { chainOfKey, normalizeAddress, tokenKey } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import type { Batch, Consumer, EventLog, ProduceMessage } from '../core/eventlog/types.ts';
 import type { Token } from '../core/schemas.ts';
@@ -117,7 +117,6 @@ interface WaitingViews {
   changed: Set<string>;
   traded: Set<string>;
 }
-const chainOf = (key: string) => key.slice(0, key.indexOf(':'));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Main-thread time a slice of background work (a snapshot capture, the wallet park) takes before input batches get their turn. */
 const BACKGROUND_SLICE_MS = 2;
@@ -444,7 +443,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       const sortOut = (keys: Set<string>, kind: keyof WaitingViews): string[] => {
         const taken: string[] = [];
         for (const key of keys) {
-          const chainName = chainOf(key);
+          const chainName = chainOfKey(key);
           if (chains.has(chainName) || viewsWaiting.has(chainName)) waitingOf(chainName)[kind].add(key);
           else taken.push(key);
         }
@@ -821,7 +820,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         walletStore: walletStore ?? undefined,
         viewPending: (key) => {
           if (viewsChanged.has(key) || viewsTraded.has(key)) return true;
-          const waiting = viewsWaiting.size > 0 ? viewsWaiting.get(chainOf(key)) : undefined;
+          const waiting = viewsWaiting.size > 0 ? viewsWaiting.get(chainOfKey(key)) : undefined;
           return waiting !== undefined && (waiting.changed.has(key) || waiting.traded.has(key));
         },
       });

@@ -15,6 +15,7 @@
 // trade id, candle seq and token version, so outputs written twice resolve to the same rows.
 import type { ClickHouseClient } from '../clickhouse/client.ts';
 import { createAggregatorStateStore, type PartitionMark } from '../clickhouse/aggregator-state.ts';
+import { chainOfKey } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import { partitionFor } from '../core/eventlog/partitioner.ts';
 import type { Consumer, EventLog } from '../core/eventlog/types.ts';
@@ -143,7 +144,7 @@ export function createOwnership(ctx: Context, options: OwnershipOptions): Owners
           // Messages of a partition are processed in offset order per chain: every token's chain
           // must have reached what its durable state covers (past the watermarks above).
           const behind = rows.find((row) => {
-            const reached = chainReached(state!, p, row.token.slice(0, row.token.indexOf(':')));
+            const reached = chainReached(state!, p, chainOfKey(row.token));
             return reached.swaps < row.covered.swaps || reached.events < row.covered.events;
           });
           if (behind) {

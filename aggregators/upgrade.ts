@@ -4,6 +4,7 @@
 // buckets are rebuilt from them. Version 2 kept one window bucket per distinct event time: its
 // buckets are merged into the granules of their age. Version 3 processed partitions in offset
 // order (no per-chain positions). Until 2026-11-30 holder records were objects (any version).
+import { chainOfKey } from '../core/chains.ts';
 import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import { recentIdsOf } from './dedupe.ts';
 import { countedRec, packedRec, type HolderRecObject } from './holder-records.ts';
@@ -95,7 +96,7 @@ export function upgradeState(state: { version?: unknown } | null): AggregatorSta
   // Version 1 wallets carry no activity time: active as of their chain's watermark.
   // Version 1 kept an empty set of holdings per wallet: absent now when empty.
   for (const [key, wallet] of s.wallets) {
-    wallet.at ??= s.watermarks[key.slice(0, key.indexOf(':'))] ?? 0;
+    wallet.at ??= s.watermarks[chainOfKey(key)] ?? 0;
     if (wallet.held instanceof Set && wallet.held.size === 0) wallet.held = undefined;
   }
   s.version = STATE_VERSION;

@@ -6,7 +6,7 @@
 // wallet idle in memory for WALLET_PARK_IDLE_MS moves to disk at the next snapshot and comes back,
 // the same facts, on its next read: memory follows the active wallets.
 import v8 from 'node:v8';
-import { tokenKey, type Chain } from '../core/chains.ts';
+import { chainOfKey, tokenKey, type Chain } from '../core/chains.ts';
 import type { Metrics } from '../core/metrics.ts';
 import type { WalletState } from './state.ts';
 import type { ParkedWalletRow, WalletStore } from './wallet-store.ts';
@@ -213,7 +213,7 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
           break;
         }
         const [key, w] = next.value;
-        const chain = key.slice(0, key.indexOf(':'));
+        const chain = chainOfKey(key);
         let bound = bounds.get(chain);
         if (bound === undefined) bounds.set(chain, (bound = idleBefore(chain)));
         if (w.at > bound) continue;

@@ -158,6 +158,11 @@ export function tokenKey(chain: Chain, address: string): string {
   return `${chain}:${address}`;
 }
 
+/** The chain part of a key of the `tokenKey` form (token and wallet keys alike). */
+export function chainOfKey(key: string): string {
+  return key.slice(0, key.indexOf(':'));
+}
+
 export function tradeId(chain: Chain, transactionHash: string, eventIndex: number): string {
   return `${chain}:${transactionHash}:${eventIndex}`;
 }

@@ -9,12 +9,13 @@ import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
-import type { EventLog } from '../core/eventlog/types.ts';
+import type { EventLog, ProduceMessage } from '../core/eventlog/types.ts';
 import { TOPICS, type PricedTradeMessage, type RawSwap } from '../core/topics.ts';
 import { createStore } from '../clickhouse/store.ts';
 import { createAggregator, type AggregatorOptions } from '../aggregators/aggregator.ts';
 import { sharedChdb } from './helpers/chdb.ts';
-import { makeScenario, produceScenario, type Scenario } from './fixtures/aggregator-scenario.ts';
+import { waitFor } from './helpers/ports.ts';
+import { makeScenario, produceScenario, swapMessage, type Scenario } from './fixtures/aggregator-scenario.ts';
 import { latestPerKey } from './fixtures/aggregator-dump.ts';
 
 interface Produced {
@@ -58,6 +59,17 @@ function lastPricedSwap(scenario: Scenario, chain?: Chain): RawSwap | undefined 
     );
 }
 
+/** The log, with every produce call shown to `record` first. */
+function recordingLog(base: EventLog, record: (topic: string, messages: ProduceMessage[]) => void): EventLog {
+  return {
+    ...base,
+    async produce(topic, messages) {
+      record(topic, messages);
+      await base.produce(topic, messages);
+    },
+  };
+}
+
 /** The latest token message of each token is its current view. */
 async function assertViewsCurrent(aggregator: ReturnType<typeof createAggregator>, log: EventLog): Promise<void> {
   const expected = Object.fromEntries(
@@ -84,15 +96,11 @@ describe('aggregator live scheduling', function () {
     const total = upFront.length + scenario.events.length;
 
     const journal: Array<Produced | { topic: 'injected' }> = [];
-    const log: EventLog = {
-      ...base,
-      async produce(topic, messages) {
-        const tradeIds =
-          topic === TOPICS.trades.name ? messages.map((m) => (JSON.parse(m.value) as PricedTradeMessage).trade.id) : [];
-        journal.push({ topic, keys: messages.map((m) => m.key), tradeIds });
-        await base.produce(topic, messages);
-      },
-    };
+    const log = recordingLog(base, (topic, messages) => {
+      const tradeIds =
+        topic === TOPICS.trades.name ? messages.map((m) => (JSON.parse(m.value) as PricedTradeMessage).trade.id) : [];
+      journal.push({ topic, keys: messages.map((m) => m.key), tradeIds });
+    });
     let injected = false;
     const aggregator = createAggregator(ctx, {
       log,
@@ -105,9 +113,7 @@ describe('aggregator live scheduling', function () {
         if (injected || info.processed < total) return;
         injected = true;
         journal.push({ topic: 'injected' });
-        void base.produce(TOPICS.swaps.name, [
-          { key: tokenKey(late.chain, late.token), value: JSON.stringify(late), timestamp: late.blockTime },
-        ]);
+        void base.produce(TOPICS.swaps.name, [swapMessage(late)]);
       },
     });
     await aggregator.start();
@@ -267,13 +273,7 @@ describe('aggregator views while a chain catches up', function () {
     const total = scenario.swaps.length - 2 + scenario.events.length;
 
     const published: Array<{ topic: string; keys: string[] }> = [];
-    const log: EventLog = {
-      ...base,
-      async produce(topic, messages) {
-        published.push({ topic, keys: messages.map((m) => m.key) });
-        await base.produce(topic, messages);
-      },
-    };
+    const log = recordingLog(base, (topic, messages) => published.push({ topic, keys: messages.map((m) => m.key) }));
     let caughtUp = false;
     const aggregator = createAggregator(ctx, {
       log,
@@ -288,27 +288,20 @@ describe('aggregator views while a chain catches up', function () {
     });
     const tokenViews = (key: string) =>
       published.filter((p) => p.topic === TOPICS.tokens.name && p.keys.includes(key)).length;
-    const waitFor = async (what: string, done: () => boolean) => {
-      for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-      assert.ok(done(), what);
-    };
+    const until = (what: string, done: () => boolean) => waitFor(async () => done() || undefined, 10_000, what);
     await aggregator.start();
     try {
       const behindKey = tokenKey(behind.chain, behind.token);
       const liveKey = tokenKey(live.chain, live.token);
       // A chain's first live pass is its first turn: the views of its tokens go out.
-      await waitFor('the scenario was processed', () => caughtUp);
-      await waitFor('the first views pass was published', () => tokenViews(behindKey) > 0 && tokenViews(liveKey) > 0);
+      await until('the scenario was processed', () => caughtUp);
+      await until('the first views pass was published', () => tokenViews(behindKey) > 0 && tokenViews(liveKey) > 0);
       const [behindBefore, liveBefore] = [tokenViews(behindKey), tokenViews(liveKey)];
 
-      const send = (swap: RawSwap) =>
-        base.produce(TOPICS.swaps.name, [
-          { key: tokenKey(swap.chain, swap.token), value: JSON.stringify(swap), timestamp: swap.blockTime },
-        ]);
-      await send(behind);
-      await send({ ...live, blockTime: Date.now() });
-      await waitFor('both swaps were processed', () => aggregator.processed() >= total + 2);
-      await waitFor('the live chain had its token view published at once', () => tokenViews(liveKey) > liveBefore);
+      await base.produce(TOPICS.swaps.name, [swapMessage(behind)]);
+      await base.produce(TOPICS.swaps.name, [swapMessage({ ...live, blockTime: Date.now() })]);
+      await until('both swaps were processed', () => aggregator.processed() >= total + 2);
+      await until('the live chain had its token view published at once', () => tokenViews(liveKey) > liveBefore);
       assert.equal(tokenViews(behindKey), behindBefore, 'the chain behind the clock waits for its turn');
 
       // A whole flush (drain, a snapshot, stop) publishes what waits.
