@@ -110,6 +110,39 @@ interface StoreSample {
 const nearest = (samples: readonly ProcessSample[], at: number) =>
   samples.reduce((best, s) => (Math.abs(s.at - at) < Math.abs(best.at - at) ? s : best), samples[0]!);
 
+/** Mean RSS (bytes) of the samples within `halfMs` of `at`. */
+function meanRssAround(samples: readonly ProcessSample[], at: number, halfMs: number): number {
+  const near = samples.filter((s) => Math.abs(s.at - at) <= halfMs);
+  return near.length ? near.reduce((sum, s) => sum + s.rssBytes, 0) / near.length : Number.NaN;
+}
+
+/**
+ * Where the growth's end points fall. RSS swings ±40 MB within seconds (full collections, store
+ * merges) and dips after the history is published, then climbs as the live rate's state fills,
+ * so a single sample at minute 2 can land on the warm start's peak or in that dip: the 30 s means
+ * around both ends, and the lowest sample after the history with the growth from it.
+ */
+function rssPhase(
+  samples: readonly ProcessSample[],
+  startedAt: number,
+  publishedAfterSeconds: number | null,
+  fromAt: number,
+  toAt: number,
+): Record<string, number> {
+  const mean = (at: number) => meanRssAround(samples, at, 15_000);
+  const growthOfMeansMB = round((mean(toAt) - mean(fromAt)) / 1e6, 1);
+  if (publishedAfterSeconds === null) return { growthOfMeansMB };
+  const after = samples.filter((s) => s.at >= startedAt + publishedAfterSeconds * 1000 && s.at <= toAt);
+  if (after.length === 0) return { growthOfMeansMB };
+  const low = after.reduce((best, s) => (s.rssBytes < best.rssBytes ? s : best));
+  return {
+    growthOfMeansMB,
+    lowAfterHistory: mib(low.rssBytes),
+    lowAtSeconds: Math.round((low.at - startedAt) / 1000),
+    growthFromLowMB: round((mean(toAt) - low.rssBytes) / 1e6, 1),
+  };
+}
+
 /** Seconds from `from` to the log line saying the simulator's history is published, if there is one. */
 function historyPublishedAfter(dir: string, from: number): number | null {
   const file = path.join(dir, 'spot-up.log');
@@ -257,6 +290,7 @@ runScenarioMain<Params>(
       const bareSummary = summarize(bareLatencies.map((l) => l.ms));
       const growthMB = (growthTo.rssBytes - growthFrom.rssBytes) / 1e6;
       const published = historyPublishedAfter(dir, startedAt);
+      const phase = rssPhase(samples, startedAt, published, growthFrom.at, growthTo.at);
       const minutes = (seconds: number) => round(seconds / 60, 1);
       const measurements: Measurement[] = [
         {
@@ -270,6 +304,7 @@ runScenarioMain<Params>(
               slope(growthSamples.map((s) => [(s.at - growthFrom.at) / 60_000, s.rssBytes / 1e6] as const)),
               1,
             ),
+            ...phase,
           },
         },
         {
