@@ -17,9 +17,10 @@ export const WALLET_EXPIRY_TICK_MS = 3_600_000;
 /**
  * Event time without activity after which a wallet leaves memory for the store. Most wallets trade
  * for minutes: at 10 minutes the ones in memory kept rising for the first 10 minutes of a mainnet
- * run (to 71k); at 2 they stay at about 22k from minute 4 (docs/memory.md).
+ * run (to 71k), at 2 they stayed at about 22k from minute 4; at 1 the main thread's heap grows
+ * about half as much once the market is live, for ~2 % more of its CPU (docs/memory.md).
  */
-export const WALLET_PARK_IDLE_MS = 2 * 60_000;
+export const WALLET_PARK_IDLE_MS = 60_000;
 
 /** Wallet facts by wallet key (a Map of them is one): what holder figures and views read. */
 export interface WalletReader {
