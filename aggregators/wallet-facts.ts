@@ -18,7 +18,7 @@ export const WALLET_EXPIRY_TICK_MS = 3_600_000;
  * Event time without activity after which a wallet leaves memory for the store. Most wallets trade
  * for minutes: at 10 minutes the ones in memory kept rising for the first 10 minutes of a mainnet
  * run (to 71k), at 2 they stayed at about 22k from minute 4; at 1 the main thread's committed heap
- * grew 31–45 MB over the check's live minutes against 54–67, for ~2 % more CPU (docs/memory.md).
+ * grew 31–49 MB over the check's live minutes against 54–67, for ~2 % more CPU (docs/memory.md).
  */
 export const WALLET_PARK_IDLE_MS = 60_000;
 
