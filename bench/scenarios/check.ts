@@ -129,8 +129,8 @@ function rssPhase(
   fromAt: number,
   toAt: number,
 ): Record<string, number> {
-  const mean = (at: number) => meanRssAround(samples, at, 15_000);
-  const growthOfMeansMB = round((mean(toAt) - mean(fromAt)) / 1e6, 1);
+  const endMean = meanRssAround(samples, toAt, 15_000);
+  const growthOfMeansMB = round((endMean - meanRssAround(samples, fromAt, 15_000)) / 1e6, 1);
   if (publishedAfterSeconds === null) return { growthOfMeansMB };
   const after = samples.filter((s) => s.at >= startedAt + publishedAfterSeconds * 1000 && s.at <= toAt);
   if (after.length === 0) return { growthOfMeansMB };
@@ -139,7 +139,7 @@ function rssPhase(
     growthOfMeansMB,
     lowAfterHistory: mib(low.rssBytes),
     lowAtSeconds: Math.round((low.at - startedAt) / 1000),
-    growthFromLowMB: round((mean(toAt) - low.rssBytes) / 1e6, 1),
+    growthFromLowMB: round((endMean - low.rssBytes) / 1e6, 1),
   };
 }
 
