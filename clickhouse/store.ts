@@ -29,7 +29,7 @@ export const INSERT_BATCH = 10_000;
  * equal keys inside each inserted block before writing it, a sort-and-merge pass measured at ~9 %
  * of a trade insert (`spot bench store`). It buys nothing here: the sink writer already keeps one
  * row per key per write, and every read deduplicates across parts anyway (FINAL, LIMIT 1 BY id,
- * argMax by seq), which covers duplicates inside one part the same way.
+ * argMax by seq, a trade page dropping repeated ids), which covers duplicates inside one part too.
  */
 export const STORE_INSERT_SETTINGS = { optimize_on_insert: 0 };
 

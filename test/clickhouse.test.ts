@@ -394,6 +394,23 @@ describe('clickhouse store (chDB)', () => {
     }
   });
 
+  it('tops up a page that repeated trades shortened: every trade written three times', async () => {
+    const rows = Array.from({ length: 23 }, (_, i) =>
+      trade('solana', 'TokTriple', i, 1_760_000_900_000 + Math.floor(i / 3) * 1000),
+    );
+    for (let copy = 0; copy < 3; copy++) await store.insertTrades(rows);
+    const expected = [...rows].sort((a, b) => b.timestamp - a.timestamp || (a.id < b.id ? 1 : -1)).map((t) => t.id);
+    const seen: string[] = [];
+    let before: { timestamp: number; id: string } | undefined;
+    for (;;) {
+      const page = await store.queryTokenTrades('solana', 'TokTriple', 5, before);
+      seen.push(...page.map((t) => t.id));
+      if (page.length < 5) break;
+      before = { timestamp: page.at(-1)!.timestamp, id: page.at(-1)!.id };
+    }
+    assert.deepEqual(seen, expected);
+  });
+
   it('pages an identity feed across tokens filtered by chains', async () => {
     const rows: TradeRow[] = [];
     const chains: Chain[] = ['solana', 'base', 'bsc'];
