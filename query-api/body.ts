@@ -2,6 +2,7 @@
 // string lengths, nesting) before any validation runs, so the work a body can cause stays linear
 // in its size and small. Any failure is a VALIDATION_ERROR (SPEC.md lists no 413 for discovery,
 // so an oversized body is a malformed one).
+import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { validationError } from '../core/errors.ts';
 import type { ValidationDetail } from '../core/schemas.ts';
@@ -9,6 +10,13 @@ import { fieldOfPath } from './validation.ts';
 
 /** Largest request body read; a discovery request with full filter lists fits in a fraction of it. */
 export const BODY_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * An oversized body is read on and dropped, up to these bounds, before the refusal is sent and the
+ * connection closed: a client still sending when the socket closes gets a reset instead of the 400
+ * (measured with fetch, 3 MB bodies, 8 at a time: 18 % EPIPE with a length, 63 % chunked).
+ */
+export const OVERSIZED_DRAIN = { maxBytes: 32 * 1024 * 1024, maxMs: 2000 } as const;
 
 /** Caps on the parsed body, checked before validation (docs/hostile-input.md). */
 export const JSON_LIMITS = {
@@ -30,21 +38,15 @@ const bodyError = (message: string) =>
 
 export async function readJsonBody(ctx: Koa.Context, limit = BODY_LIMIT_BYTES): Promise<unknown> {
   const declared = Number(ctx.get('content-length') || NaN);
-  if (Number.isFinite(declared) && declared > limit) {
+  const body = Number.isFinite(declared) && declared > limit ? OVERSIZED : await readUpTo(ctx.req, limit);
+  if (body === OVERSIZED) {
+    await drain(ctx.req, OVERSIZED_DRAIN.maxBytes, OVERSIZED_DRAIN.maxMs);
     ctx.set('Connection', 'close');
     throw bodyError(`The body is larger than ${limit} bytes.`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      ctx.set('Connection', 'close');
-      throw bodyError(`The body is larger than ${limit} bytes.`);
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  // The client went away mid-body: the refusal reaches no one, but it is the caller's doing, not a 500.
+  if (body === CUT_SHORT) throw bodyError('The connection closed before the body ended.');
+  const text = body.toString('utf8');
   if (text.trim() === '') throw bodyError('The body is empty; send a JSON object.');
   let value: unknown;
   try {
@@ -56,6 +58,52 @@ export async function readJsonBody(ctx: Koa.Context, limit = BODY_LIMIT_BYTES): 
   if (problems.length > 0)
     throw validationError(problems, 'The request body exceeds a size limit; shorten the fields listed in details.');
   return value;
+}
+
+const OVERSIZED = Symbol('oversized');
+const CUT_SHORT = Symbol('cut short');
+
+/** The whole body; OVERSIZED once it passes `limit` (the rest left unread); CUT_SHORT if it never ends. */
+function readUpTo(req: IncomingMessage, limit: number): Promise<Buffer | typeof OVERSIZED | typeof CUT_SHORT> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (finish: () => void) => {
+      req.off('data', onData).off('end', onEnd).off('error', onCutShort).off('close', onCutShort);
+      req.pause();
+      finish();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) settle(() => resolve(OVERSIZED));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(() => resolve(Buffer.concat(chunks)));
+    const onCutShort = () => settle(() => resolve(CUT_SHORT));
+    req.on('data', onData).on('end', onEnd).on('error', onCutShort).on('close', onCutShort);
+    req.resume();
+  });
+}
+
+/** Reads and drops what the client still sends, up to `maxBytes` or `maxMs`, whichever comes first. */
+function drain(req: IncomingMessage, maxBytes: number, maxMs: number): Promise<void> {
+  if (req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let left = maxBytes;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', done).off('error', done).off('close', done);
+      req.pause();
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      left -= chunk.length;
+      if (left <= 0) done();
+    };
+    const timer = setTimeout(done, maxMs);
+    req.on('data', onData).on('end', done).on('error', done).on('close', done);
+    req.resume();
+  });
 }
 
 /**
