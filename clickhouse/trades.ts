@@ -49,7 +49,7 @@ export function tradeFromResult(r: TradeResultRow): TradeRow {
   return row;
 }
 
-const CURSOR_CLAUSE = `AND timestamp <= fromUnixTimestamp64Milli({beforeTs:Int64}, 'UTC')
+export const CURSOR_CLAUSE = `AND timestamp <= fromUnixTimestamp64Milli({beforeTs:Int64}, 'UTC')
   AND (toUnixTimestamp64Milli(timestamp), id) < ({beforeTs:Int64}, {beforeId:String})`;
 
 function cursorParams(before: TradeCursor | undefined): Record<string, unknown> {
@@ -69,8 +69,9 @@ async function readTrades(
  * Up to `limit` distinct trades, newest first, strictly older than `before`. The reads carry no
  * LIMIT 1 BY id: that clause kept ClickHouse from ending its in-order read at the limit, so a busy
  * token's page read a block of every part (75–176 ms against 13–20 ms at 124k trades). Copies of a
- * trade (a rewrite not yet merged away) are adjacent and rare: they are dropped here, and a page
- * they shortened is topped up from its last row read, one row or more a round.
+ * trade (a rewrite not yet merged away) are adjacent: they are dropped here, and a page they
+ * shortened is topped up from its last row read, asking for as many more rows as the copies seen
+ * so far say the missing trades take.
  */
 async function distinctPage(
   limit: number,
@@ -78,17 +79,22 @@ async function distinctPage(
   read: (count: number, after: TradeCursor | undefined) => Promise<TradeRow[]>,
 ): Promise<TradeRow[]> {
   const page: TradeRow[] = [];
-  let after = before;
   const wanted = Math.max(0, Math.floor(limit));
+  let after = before;
+  let count = wanted;
+  let rowsRead = 0;
   while (page.length < wanted) {
-    const count = wanted - page.length;
     const rows = await read(count, after);
     for (const row of rows) if (page.at(-1)?.id !== row.id) page.push(row);
     if (rows.length < count) break;
+    rowsRead += rows.length;
     const last = rows.at(-1)!;
     after = { timestamp: last.timestamp, id: last.id };
+    // Rows read per trade kept so far (a round keeps one trade at least), capped at ten copies.
+    const missing = wanted - page.length;
+    count = Math.ceil(missing * Math.min(10, rowsRead / page.length));
   }
-  return page;
+  return page.slice(0, wanted);
 }
 
 /** Newest first; strictly older than `before` in (timestamp, id) order when given. */
