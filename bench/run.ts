@@ -60,7 +60,12 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   },
   replay: { file: 'replay.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   store: { file: 'store.ts', params: {}, quick: { copies: 1, rounds: 1 }, timeoutMs: 240_000 },
-  pages: { file: 'pages.ts', params: {}, quick: { trades: 3000, rowsPerInsert: 500, pages: 6 }, timeoutMs: 240_000 },
+  reads: {
+    file: 'reads.ts',
+    params: {},
+    quick: { trades: 3000, rowsPerInsert: 500, pages: 6, candleDays: 0.05, candleReads: 4 },
+    timeoutMs: 240_000,
+  },
   partitioned: { file: 'partitioned.ts', params: {}, quick: {}, timeoutMs: 240_000 },
   fuzz: {
     file: 'fuzz.ts',

@@ -87,8 +87,10 @@ describe('bench harness (spot bench --quick)', function () {
     assert.ok(Number.isFinite(byName.get('pipeline')!.ratios.pipeline_embedded_vs_raw_chdb_insert));
     assert.ok(Number.isFinite(byName.get('fanout')!.ratios.spot_vs_raw_uws_publish));
     assert.ok(Number.isFinite(byName.get('rest')!.ratios.token_details_vs_koa_hello));
-    // The pages scenario compares its two query forms page by page itself (it fails if they differ).
-    assert.ok(Number.isFinite(byName.get('pages')!.ratios.trades_cursor_page_p50_former_vs_current));
+    // The reads scenario compares its two forms of each read itself (it fails if they differ).
+    const reads = byName.get('reads')!.ratios;
+    assert.ok(Number.isFinite(reads.trades_cursor_page_p50_former_vs_current));
+    assert.ok(Number.isFinite(reads.candles_busy_1s_500_p50_unbounded_vs_newest));
     // The store scenario checks every insert form against today's rows itself (it fails otherwise).
     const store = byName.get('store')!;
     assert.ok(store.measurements.some((m) => m.subject.startsWith('live cadence') && m.value > 0));

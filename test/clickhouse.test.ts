@@ -629,6 +629,36 @@ describe('clickhouse store (chDB)', () => {
       assert.deepEqual(oneBucket, []);
     });
 
+    it('reads the newest buckets from the newest base rows, and unbounded when versions crowd them', async () => {
+      const rand = prng(11);
+      const to = Date.UTC(2025, 4, 20, 12);
+      const rows: CandleRow[] = [];
+      let seq = 0;
+      for (const days of [12, 9, 6]) rows.push(candleRow(rand, 'bsc', 'WideTok', '1m', to - days * 86_400_000, ++seq));
+      for (const minutes of [400, 200, 100, 7, 6])
+        rows.push(candleRow(rand, 'bsc', 'WideTok', '1m', to - minutes * 60e3, ++seq));
+      // The newest minutes rewritten six times each (an open bucket's versions before a merge).
+      for (const minutes of [5, 4, 3, 2, 1])
+        for (let version = 0; version < 6; version++)
+          rows.push(candleRow(rand, 'bsc', 'WideTok', '1m', to - minutes * 60e3, ++seq));
+      await store.upsertCandles(rows);
+      for (const timeframe of ['1m', '5m', '1h', '1d'] as const) {
+        for (const limit of [1, 2, 3, 5, 7, 8, 11, 20]) {
+          const got = await store.queryCandles({
+            chain: 'bsc',
+            token: 'WideTok',
+            timeframe,
+            metric: 'price',
+            denomination: 'usd',
+            to,
+            limit,
+          });
+          const want = bruteCandles(rows, timeframe, 'price', 'usd', undefined, to).slice(-limit);
+          assert.deepEqual(got, want, `${timeframe} limit ${limit}`);
+        }
+      }
+    });
+
     it('reads 5,000 candles (timing logged, not asserted)', async () => {
       const rand = prng(3);
       const start = Date.UTC(2025, 2, 1);

@@ -1,12 +1,14 @@
-// Trade pages from the store: what REST's cold trade reads cost (a token's page past its ring, an
-// identity feed's page past its ring, every cursor page). One busy token's trades are written in
-// live-sized inserts (many parts, merges running), a share of them written twice as a replay's
-// rewrite would, and every 20th trade carries the kol identity. Each page is read by the store's
-// query and by the former one (LIMIT 1 BY id in SQL), alternately, and both must return the same
-// trades.
+// Cold reads from the store: what REST's reads past the hot views cost. Trade pages (a token's page
+// past its ring, an identity feed's, every cursor page): one busy token's trades written in
+// live-sized inserts (many parts, merges running), a share written twice as a replay's rewrite
+// would, every 20th in the kol feed; each page read by the store's query and by the former one
+// (LIMIT 1 BY id in SQL). Candles with no `from` (countBack, the newest 500): a week of a busy
+// token's 1s rows and a quiet token's few, read by the store's query from the newest rows and by one
+// unbounded read. Each pair alternately, and both forms must return the same answer.
 import type { Chain } from '../../core/chains.ts';
+import { queryCandleWindow } from '../../clickhouse/candles.ts';
 import { CURSOR_CLAUSE, TRADE_SELECT, tradeFromResult } from '../../clickhouse/trades.ts';
-import type { TradeCursor, TradeRow } from '../../clickhouse/types.ts';
+import type { CandleQuery, CandleRow, TradeCursor, TradeRow } from '../../clickhouse/types.ts';
 import { openStore } from '../lib/pipeline-parts.ts';
 import { runScenarioMain, type Measurement } from '../lib/scenario.ts';
 import { perSecond, round, summarize } from '../lib/stats.ts';
@@ -20,6 +22,10 @@ interface Params {
   rewrittenShare: number;
   /** Pages timed per kind and form. */
   pages: number;
+  /** Days of the busy token's 1s candles (a few tokens run for weeks, REALWORLD.md). */
+  candleDays: number;
+  /** Candle reads timed per kind and form. */
+  candleReads: number;
 }
 
 const CHAIN: Chain = 'solana';
@@ -62,8 +68,8 @@ function tradeAt(i: number, count: number, start: number): TradeRow {
 }
 
 runScenarioMain<Params>(
-  'pages',
-  { trades: 1_000_000, rowsPerInsert: 2_000, rewrittenShare: 0.02, pages: 150 },
+  'reads',
+  { trades: 1_000_000, rowsPerInsert: 2_000, rewrittenShare: 0.02, pages: 150, candleDays: 7, candleReads: 40 },
   async ({ ctx }, params) => {
     const handle = await openStore(ctx);
     const { client, store } = handle;
@@ -174,16 +180,108 @@ ORDER BY timestamp DESC, id DESC LIMIT 1 BY id LIMIT {limit:UInt32}`,
         2,
       );
     }
+    // Candles: a busy token's 1s rows over `candleDays`, a quiet one's single rows days apart.
+    const end = Math.floor(Date.now() / 1000) * 1000;
+    const candleStart = end - params.candleDays * 86_400_000;
+    const ohlc = (price: number) => ({
+      open: String(price),
+      high: String(price * 1.01),
+      low: String(price * 0.99),
+      close: String(price),
+    });
+    const candleRow = (token: string, time: number, seq: number): CandleRow => {
+      const price = 0.0001 + (time % 977) / 1e7;
+      return {
+        chain: CHAIN,
+        token,
+        granularity: '1s',
+        time,
+        seq,
+        priceNative: ohlc(price),
+        priceUsd: ohlc(price * 180),
+        marketCapNative: ohlc(price * 1e9),
+        marketCapUsd: ohlc(price * 1.8e11),
+        volumeNative: '1.5',
+        volumeUsd: '270.5',
+        trades: 1 + (seq % 5),
+      };
+    };
+    const QUIET = 'QuietTokenReadsBench111111111111111111111111';
+    let seq = 0;
+    const candleInsertStarted = performance.now();
+    for (let time = candleStart; time < end; ) {
+      const batch: CandleRow[] = [];
+      for (; batch.length < 10_000 && time < end; time += 1000) batch.push(candleRow(TOKEN, time, ++seq));
+      await store.upsertCandles(batch);
+    }
+    const candleRows = seq;
+    await store.upsertCandles(
+      Array.from({ length: 20 }, (_, i) =>
+        candleRow(QUIET, end - Math.floor(((i + 1) * (end - candleStart)) / 21), ++seq),
+      ),
+    );
+    const candleInsertMs = performance.now() - candleInsertStarted;
+    const candleKinds = [
+      { name: 'busy token, 1s, the newest 500', token: TOKEN, timeframe: '1s', limit: 500 },
+      { name: 'busy token, 5s, countBack 5000', token: TOKEN, timeframe: '5s', limit: 5000 },
+      { name: 'quiet token, 1s, the newest 500', token: QUIET, timeframe: '1s', limit: 500 },
+    ] as const;
+    for (const kind of candleKinds) {
+      const query: CandleQuery = {
+        chain: CHAIN,
+        token: kind.token,
+        timeframe: kind.timeframe,
+        metric: 'marketCap',
+        denomination: 'usd',
+        limit: kind.limit,
+      };
+      const newestRows: number[] = [];
+      const unbounded: number[] = [];
+      for (let n = 0; n < params.candleReads; n++) {
+        const order = n % 2 === 0 ? (['newest', 'unbounded'] as const) : (['unbounded', 'newest'] as const);
+        const answers: Record<string, string> = {};
+        for (const form of order) {
+          const started = performance.now();
+          const candles = form === 'newest' ? await store.queryCandles(query) : await queryCandleWindow(client, query);
+          (form === 'newest' ? newestRows : unbounded).push(performance.now() - started);
+          answers[form] = JSON.stringify(candles);
+        }
+        if (answers.newest !== answers.unbounded)
+          throw new Error(`${kind.name}: the two forms returned different candles`);
+      }
+      const now = summarize(newestRows);
+      const then = summarize(unbounded);
+      measurements.push(
+        {
+          subject: `candles, ${kind.name}: the store's read from the newest rows`,
+          metric: 'p50 ms',
+          value: round(now.p50, 2),
+          unit: 'ms',
+          extra: { p99: round(now.p99, 2), max: round(now.max, 2), reads: now.count },
+        },
+        {
+          subject: '  one unbounded read (the former query)',
+          metric: 'p50 ms',
+          value: round(then.p50, 2),
+          unit: 'ms',
+          extra: { p99: round(then.p99, 2), max: round(then.max, 2), reads: then.count },
+        },
+      );
+      ratios[
+        `candles_${kind.token === TOKEN ? 'busy' : 'quiet'}_${kind.timeframe}_${kind.limit}_p50_unbounded_vs_newest`
+      ] = round(then.p50 / now.p50, 2);
+    }
     await handle.store.close();
     return {
-      params: { trades: params.trades, rewritten, kolTrades: Math.ceil(params.trades / 20) },
+      params: { trades: params.trades, rewritten, kolTrades: Math.ceil(params.trades / 20), candleRows },
       measurements,
       ratios,
       targets: [],
       notes: [
         `One token's ${params.trades.toLocaleString('en-US')} trades over 12 h in inserts of ${params.rowsPerInsert.toLocaleString('en-US')} rows (${round(perSecond(params.trades + rewritten, insertMs), 0).toLocaleString('en-US')} rows/s), the newest ${(params.rewrittenShare * 100).toFixed(0)} % written twice, every 20th trade in the kol feed. Pages read on chDB in this process, nothing else running: what a cold REST read costs before the main thread's queue.`,
+        `Candles: the busy token's ${candleRows.toLocaleString('en-US')} 1s rows (${params.candleDays} days, one a second) and a quiet token's 20 rows over the same days, read with no \`from\` as countBack and the default 500 read.`,
       ],
-      evidence: { activeParts: parts, insertMs: round(insertMs, 0) },
+      evidence: { activeParts: parts, insertMs: round(insertMs, 0), candleInsertMs: round(candleInsertMs, 0) },
     };
   },
 );
