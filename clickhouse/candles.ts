@@ -91,16 +91,22 @@ const VERSION_ROOM = 2;
 
 /**
  * The newest `limit` traded buckets of the window, oldest first. With no `from` (countBack, or
- * the newest 500) an unbounded read went back to the token's first trade: a week of 1s rows took
- * about 330 ms for 500 candles. Such a query first reads from the bucket of the oldest of the
+ * the newest 500) or a wide one (`from=0`) a read went back to the token's first trade: a week of
+ * 1s rows took about 330 ms for 500 candles. Such a query first reads from the bucket of the oldest of the
  * newest `limit` × (base rows per bucket) × VERSION_ROOM base rows: those span `limit` buckets at
  * least unless versions of one row crowd them, and then a short answer is read again unbounded.
  */
 export async function queryCandles(client: ClickHouseClient, query: CandleQuery): Promise<Candle[]> {
   if (query.limit <= 0) return [];
-  if (query.from !== undefined) return (await readCandles(client, query, false)).candles;
+  // A window of `limit` buckets or fewer is read whole anyway.
+  const buckets =
+    query.from === undefined || query.to === undefined
+      ? Infinity
+      : (query.to - query.from) / TIMEFRAME_MS[query.timeframe];
+  if (buckets <= query.limit) return (await readCandles(client, query, false)).candles;
   const newest = await readCandles(client, query, true);
-  if (newest.candles.length >= query.limit || newest.from === 0) return newest.candles;
+  // Enough buckets, or the newest rows reach back past `from` (or are every row): nothing was cut.
+  if (newest.candles.length >= query.limit || newest.from! <= (query.from ?? 0)) return newest.candles;
   return (await readCandles(client, query, false)).candles;
 }
 

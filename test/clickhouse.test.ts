@@ -655,6 +655,21 @@ describe('clickhouse store (chDB)', () => {
           });
           const want = bruteCandles(rows, timeframe, 'price', 'usd', undefined, to).slice(-limit);
           assert.deepEqual(got, want, `${timeframe} limit ${limit}`);
+          // A wide `from` takes the same read; one inside the newest rows bounds it itself.
+          for (const from of [0, to - 10 * 86_400_000, to - 150 * 60e3, to - 3 * 60e3]) {
+            const within = await store.queryCandles({
+              chain: 'bsc',
+              token: 'WideTok',
+              timeframe,
+              metric: 'price',
+              denomination: 'usd',
+              from,
+              to,
+              limit,
+            });
+            const wantWithin = bruteCandles(rows, timeframe, 'price', 'usd', from, to).slice(-limit);
+            assert.deepEqual(within, wantWithin, `${timeframe} limit ${limit} from ${from}`);
+          }
         }
       }
     });
