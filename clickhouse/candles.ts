@@ -36,39 +36,30 @@ const COLUMNS = {
   marketCap: { usd: 'market_cap_usd', native: 'market_cap_native' },
 } as const;
 
-const BASE_ROWS_KEY = 'chain = {chain:String} AND token = {token:String} AND granularity = {granularity:String}';
-
 function candleSql(query: CandleQuery, newest: boolean): string {
   const prefix = COLUMNS[query.metric][query.denomination];
   const volume = query.denomination === 'usd' ? 'volume_usd' : 'volume_native';
-  const below = query.to !== undefined ? "AND time < fromUnixTimestamp64Milli({hi:Int64}, 'UTC')" : '';
+  const values = `${prefix}_open, ${prefix}_high, ${prefix}_low, ${prefix}_close, ${volume}`;
   const bounds = [
     query.from !== undefined ? "AND time >= fromUnixTimestamp64Milli({lo:Int64}, 'UTC')" : '',
-    below,
-    // From the bucket of the oldest of the newest `bases` base rows (0 when there are fewer).
-    newest
-      ? "AND time >= fromUnixTimestamp64Milli(greatest(0, newest_from - positiveModulo(newest_from - {offset:Int64}, {size:Int64})), 'UTC')"
-      : '',
+    query.to !== undefined ? "AND time < fromUnixTimestamp64Milli({hi:Int64}, 'UTC')" : '',
   ].join(' ');
-  // Read in key order from the newest row and ended by its LIMIT: a few ms for thousands of rows.
-  const newestFrom = newest
-    ? `WITH (
-  SELECT if(count() < {bases:UInt32}, 0, toUnixTimestamp64Milli(min(time)))
-  FROM (SELECT time FROM spot.candles WHERE ${BASE_ROWS_KEY} ${below} ORDER BY time DESC LIMIT {bases:UInt32})
-) AS newest_from`
-    : '';
-  return `${newestFrom}
-SELECT bucket,${newest ? ' any(newest_from) AS window_from,' : ''}
+  const where = `chain = {chain:String} AND token = {token:String} AND granularity = {granularity:String} ${bounds}`;
+  // The newest `bases` base rows, read in key order and ended by the LIMIT; the buckets read and
+  // the rows read (before the outer LIMIT) tell whether the oldest, maybe partial, bucket matters.
+  const source = newest
+    ? `(SELECT time, seq, ${values} FROM spot.candles WHERE ${where} ORDER BY time DESC LIMIT {bases:UInt32})`
+    : `spot.candles WHERE ${where}`;
+  return `
+SELECT bucket,${newest ? ' count() OVER () AS buckets_read, sum(sum(versions)) OVER () AS rows_read,' : ''}
   toString(argMin(row.1, t)) AS open,
   toString(max(row.2)) AS high,
   toString(min(row.3)) AS low,
   toString(argMax(row.4, t)) AS close,
   toString(sum(row.5)) AS volume
 FROM (
-  SELECT toUnixTimestamp64Milli(time) AS t,
-    argMax(tuple(${prefix}_open, ${prefix}_high, ${prefix}_low, ${prefix}_close, ${volume}), seq) AS row
-  FROM spot.candles
-  WHERE ${BASE_ROWS_KEY} ${bounds}
+  SELECT toUnixTimestamp64Milli(time) AS t, argMax(tuple(${values}), seq) AS row, count() AS versions
+  FROM ${source}
   GROUP BY time
 )
 GROUP BY t - positiveModulo(t - {offset:Int64}, {size:Int64}) AS bucket
@@ -78,7 +69,8 @@ LIMIT {limit:UInt32}`;
 
 interface CandleResultRow {
   bucket: string | number;
-  window_from?: string | number;
+  buckets_read?: string | number;
+  rows_read?: string | number;
   open: string;
   high: string;
   low: string;
@@ -92,21 +84,24 @@ const VERSION_ROOM = 2;
 /**
  * The newest `limit` traded buckets of the window, oldest first. With no `from` (countBack, or
  * the newest 500) or a wide one (`from=0`) a read went back to the token's first trade: a week of
- * 1s rows took about 330 ms for 500 candles. Such a query first reads from the bucket of the oldest of the
- * newest `limit` × (base rows per bucket) × VERSION_ROOM base rows: those span `limit` buckets at
- * least unless versions of one row crowd them, and then a short answer is read again unbounded.
+ * 1s rows took about 330 ms for 500 candles. Such a query reads only the newest `limit` × (base
+ * rows per bucket) × VERSION_ROOM base rows. The answer stands when they were every row, or when
+ * they spanned more than `limit` buckets (only the oldest bucket read can miss rows); otherwise
+ * (versions crowding the newest rows) it is read again whole.
  */
 export async function queryCandles(client: ClickHouseClient, query: CandleQuery): Promise<Candle[]> {
   if (query.limit <= 0) return [];
-  // A window of `limit` buckets or fewer is read whole anyway.
+  // A window of `limit` buckets or fewer is read whole anyway, and so are hourly and daily base
+  // rows (24 a day at most): there the bounded read's window functions cost more than they save.
+  const base = BASE_OF[query.timeframe];
   const buckets =
     query.from === undefined || query.to === undefined
       ? Infinity
       : (query.to - query.from) / TIMEFRAME_MS[query.timeframe];
-  if (buckets <= query.limit) return (await readCandles(client, query, false)).candles;
+  if (buckets <= query.limit || base === '1h' || base === '1d')
+    return (await readCandles(client, query, false)).candles;
   const newest = await readCandles(client, query, true);
-  // Enough buckets, or the newest rows reach back past `from` (or are every row): nothing was cut.
-  if (newest.candles.length >= query.limit || newest.from! <= (query.from ?? 0)) return newest.candles;
+  if (newest.complete) return newest.candles;
   return (await readCandles(client, query, false)).candles;
 }
 
@@ -116,12 +111,12 @@ export async function queryCandleWindow(client: ClickHouseClient, query: CandleQ
   return (await readCandles(client, query, false)).candles;
 }
 
-/** One read; `from` is where a newest-rows read began (0: every row), undefined otherwise. */
+/** One read; `complete` when its newest `limit` buckets are the window's (always for a whole read). */
 async function readCandles(
   client: ClickHouseClient,
   query: CandleQuery,
   newest: boolean,
-): Promise<{ candles: Candle[]; from: number | undefined }> {
+): Promise<{ candles: Candle[]; complete: boolean }> {
   const size = TIMEFRAME_MS[query.timeframe];
   const base = BASE_OF[query.timeframe];
   const params: Record<string, unknown> = {
@@ -147,6 +142,12 @@ async function readCandles(
     close: Number(row.close),
     volume: Number(row.volume),
   }));
-  // No row at all: no base row before `to` either, so nothing was left out.
-  return { candles, from: newest ? (rows.length === 0 ? 0 : Number(rows[0]!.window_from)) : undefined };
+  // No row at all: the window has no base row, so nothing was left out.
+  const read = rows[0];
+  const complete =
+    !newest ||
+    read === undefined ||
+    Number(read.rows_read) < Number(params.bases) ||
+    Number(read.buckets_read) > query.limit;
+  return { candles, complete };
 }
