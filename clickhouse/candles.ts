@@ -98,11 +98,11 @@ export async function queryCandles(client: ClickHouseClient, query: CandleQuery)
     query.from === undefined || query.to === undefined
       ? Infinity
       : (query.to - query.from) / TIMEFRAME_MS[query.timeframe];
-  if (buckets <= query.limit || base === '1h' || base === '1d')
-    return (await readCandles(client, query, false)).candles;
-  const newest = await readCandles(client, query, true);
-  if (newest.complete) return newest.candles;
-  return (await readCandles(client, query, false)).candles;
+  if (buckets > query.limit && base !== '1h' && base !== '1d') {
+    const newest = await readCandles(client, query, true);
+    if (newest.complete) return newest.candles;
+  }
+  return queryCandleWindow(client, query);
 }
 
 /** The newest `limit` traded buckets of exactly the query's window, oldest first (one read). */

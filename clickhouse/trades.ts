@@ -94,7 +94,9 @@ async function distinctPage(
     const missing = wanted - page.length;
     count = Math.ceil(missing * Math.min(10, rowsRead / page.length));
   }
-  return page.slice(0, wanted);
+  // A top-up round may read past what the page still needed.
+  if (page.length > wanted) page.length = wanted;
+  return page;
 }
 
 /** Newest first; strictly older than `before` in (timestamp, id) order when given. */

@@ -38,9 +38,8 @@ const bodyError = (message: string) =>
 
 export async function readJsonBody(ctx: Koa.Context, limit = BODY_LIMIT_BYTES): Promise<unknown> {
   const declared = Number(ctx.get('content-length') || NaN);
-  const body = Number.isFinite(declared) && declared > limit ? OVERSIZED : await readUpTo(ctx.req, limit);
+  const body = await readUpTo(ctx.req, Number.isFinite(declared) && declared > limit ? -1 : limit);
   if (body === OVERSIZED) {
-    await drain(ctx.req, OVERSIZED_DRAIN.maxBytes, OVERSIZED_DRAIN.maxMs);
     ctx.set('Connection', 'close');
     throw bodyError(`The body is larger than ${limit} bytes.`);
   }
@@ -63,45 +62,35 @@ export async function readJsonBody(ctx: Koa.Context, limit = BODY_LIMIT_BYTES): 
 const OVERSIZED = Symbol('oversized');
 const CUT_SHORT = Symbol('cut short');
 
-/** The whole body; OVERSIZED once it passes `limit` (the rest left unread); CUT_SHORT if it never ends. */
+/**
+ * The whole body, CUT_SHORT if it never ends, or OVERSIZED once it passes `limit` (-1: a declared
+ * length already did); an oversized body's rest is read and dropped up to OVERSIZED_DRAIN first.
+ */
 function readUpTo(req: IncomingMessage, limit: number): Promise<Buffer | typeof OVERSIZED | typeof CUT_SHORT> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const settle = (finish: () => void) => {
+    let drainTimer: NodeJS.Timeout | undefined;
+    const settle = (result: Buffer | typeof OVERSIZED | typeof CUT_SHORT) => {
+      clearTimeout(drainTimer);
       req.off('data', onData).off('end', onEnd).off('error', onCutShort).off('close', onCutShort);
       req.pause();
-      finish();
+      resolve(result);
     };
+    const oversized = () => drainTimer !== undefined || size > limit;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) settle(() => resolve(OVERSIZED));
-      else chunks.push(chunk);
+      if (!oversized()) return void chunks.push(chunk);
+      if (drainTimer === undefined) {
+        chunks.length = 0;
+        drainTimer = setTimeout(() => settle(OVERSIZED), OVERSIZED_DRAIN.maxMs);
+      }
+      if (size > limit + OVERSIZED_DRAIN.maxBytes) settle(OVERSIZED);
     };
-    const onEnd = () => settle(() => resolve(Buffer.concat(chunks)));
-    const onCutShort = () => settle(() => resolve(CUT_SHORT));
+    const onEnd = () => settle(oversized() ? OVERSIZED : Buffer.concat(chunks));
+    const onCutShort = () => settle(oversized() ? OVERSIZED : CUT_SHORT);
+    if (limit < 0) drainTimer = setTimeout(() => settle(OVERSIZED), OVERSIZED_DRAIN.maxMs);
     req.on('data', onData).on('end', onEnd).on('error', onCutShort).on('close', onCutShort);
-    req.resume();
-  });
-}
-
-/** Reads and drops what the client still sends, up to `maxBytes` or `maxMs`, whichever comes first. */
-function drain(req: IncomingMessage, maxBytes: number, maxMs: number): Promise<void> {
-  if (req.readableEnded || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let left = maxBytes;
-    const done = () => {
-      clearTimeout(timer);
-      req.off('data', onData).off('end', done).off('error', done).off('close', done);
-      req.pause();
-      resolve();
-    };
-    const onData = (chunk: Buffer) => {
-      left -= chunk.length;
-      if (left <= 0) done();
-    };
-    const timer = setTimeout(done, maxMs);
-    req.on('data', onData).on('end', done).on('error', done).on('close', done);
     req.resume();
   });
 }
