@@ -542,7 +542,8 @@ export function createMarket(options: MarketOptions): Market {
     let best: SimToken | undefined;
     let bestScore = -1;
     for (let i = 0; i < 4; i++) {
-      const candidate = i === 0 ? random.pick(state.hot) : random.pick(state.tokens);
+      const fromHot = i === 0 && (sim.hotPickChance >= 1 || random.chance(sim.hotPickChance));
+      const candidate = fromHot ? random.pick(state.hot) : random.pick(state.tokens);
       const score = hypeAt(candidate, time) * random.next();
       if (score > bestScore) {
         best = candidate;

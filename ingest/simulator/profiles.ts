@@ -23,6 +23,11 @@ export interface SimProfile {
   launchChance: number;
   /** Tokens a chain keeps trading; a tenth past it, the coldest stop for good, down to it. */
   maxActiveTokens: number;
+  /**
+   * Chance that a trade's first candidate token comes from the chain's five hottest (the others
+   * are drawn from every token). At 1 trading piles onto those five; lower spreads it out.
+   */
+  hotPickChance: number;
   /** Draws a new token's lifetime (the default keeps the model's historical draws). */
   lifetime(random: Random): TokenLifetime;
   wallets: {
@@ -59,6 +64,7 @@ export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
     launchesPerDay: null,
     launchChance: 0.004,
     maxActiveTokens: 400,
+    hotPickChance: 1,
     // Most launches die within minutes; a few run for hours, and a rare one gets a frenzy.
     lifetime(random) {
       const runner = random.chance(0.08);
@@ -76,6 +82,9 @@ export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
     launchesPerDay: { solana: 25_000, bsc: 12_000, base: 12_000, robinhood: 500, arc: 500 },
     launchChance: 0,
     maxActiveTokens: 2000,
+    // Per hot memecoin 0.2–0.3 tx/s over 10 min, frenzies far above: most trades go to the whole
+    // active set, a tenth start from the five hottest (measured: ~2,000 Solana tokens a minute).
+    hotPickChance: 0.1,
     // 68.6 % trade only on launch day, 80 % stop within 2 days, 4.5 % still trade after 3 months.
     lifetime(random) {
       const roll = random.next();
