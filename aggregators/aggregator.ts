@@ -855,27 +855,45 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     async stop() {
       if (stopped) return;
       stopped = true;
+      const stopStart = performance.now();
       await consumer?.stop();
       await running;
       await serial(async () => {
         if (failure || !processor) return;
+        // Each step's time is logged: what a SIGTERM under load waits for.
+        const phases: Record<string, number> = { running: Math.round(performance.now() - stopStart) };
+        let phaseStart = performance.now();
+        const phase = (name: string) => {
+          const now = performance.now();
+          phases[name] = Math.round(now - phaseStart);
+          phaseStart = now;
+        };
+        const pendingAtStop = pendingCount;
         for (;;) {
           await processReady();
           if (pendingCount === 0) break;
           await flush();
         }
+        phase('input');
         await flushViews();
+        phase('views');
         await sinks.drain();
+        phase('store');
         // The last views unparked the tokens they read: the final snapshot keeps every idle one parked.
         processor.parkIdle();
+        phase('parkTokens');
         finishCapture?.();
         await snapshotWrite;
+        phase('earlierSnapshot');
         if (walletStore) {
           // The first call finishes a pass under way, the second goes over every wallet.
           for (let passes = 0; passes < 2; ) if (parkWalletSlice()) passes++;
         }
+        phase('parkWallets');
         await snapshot(true);
         await snapshotWrite;
+        phase('snapshot');
+        logger.info({ pendingAtStop, phasesMs: phases }, 'aggregator stop phases');
       });
       cancelScheduledFlush();
       cancelViews?.();
