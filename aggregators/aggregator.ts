@@ -855,19 +855,19 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     async stop() {
       if (stopped) return;
       stopped = true;
-      const stopStart = performance.now();
+      // Each step's time is logged: what a SIGTERM under load waits for.
+      const phases: Record<string, number> = {};
+      let mark = performance.now();
+      const phase = (name: string) => {
+        const now = performance.now();
+        phases[name] = Math.round(now - mark);
+        mark = now;
+      };
       await consumer?.stop();
       await running;
       await serial(async () => {
+        phase('running');
         if (failure || !processor) return;
-        // Each step's time is logged: what a SIGTERM under load waits for.
-        const phases: Record<string, number> = { running: Math.round(performance.now() - stopStart) };
-        let phaseStart = performance.now();
-        const phase = (name: string) => {
-          const now = performance.now();
-          phases[name] = Math.round(now - phaseStart);
-          phaseStart = now;
-        };
         const pendingAtStop = pendingCount;
         for (;;) {
           await processReady();

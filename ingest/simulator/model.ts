@@ -542,6 +542,7 @@ export function createMarket(options: MarketOptions): Market {
     let best: SimToken | undefined;
     let bestScore = -1;
     for (let i = 0; i < 4; i++) {
+      // No draw at 1: the default profile's seeded market stays what it was.
       const fromHot = i === 0 && (sim.hotPickChance >= 1 || random.chance(sim.hotPickChance));
       const candidate = fromHot ? random.pick(state.hot) : random.pick(state.tokens);
       const score = hypeAt(candidate, time) * random.next();
