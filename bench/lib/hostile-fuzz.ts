@@ -362,16 +362,22 @@ class FuzzSocket {
 export interface FuzzReport {
   cases: number;
   failures: { input: string; violations: string[] }[];
-  /** Largest event-loop delay one case caused (its best of up to three runs), ms. */
+  /** Largest event-loop delay one case caused (its best of up to ATTEMPTS runs), ms. */
   maxBlockMs: number;
   /** The case that caused maxBlockMs (its first 120 characters). */
   worstCase: string;
+  /** Every run's delay of that case, ms: all near maxBlockMs is a handler, scattered is the machine. */
+  worstCaseRunsMs: number[];
 }
+
+// Runs of a case whose delay tops MAX_BLOCK_MS. Five, not three: on a loaded 2-core CI machine,
+// three runs of a 4 ms case once all read 11+ ms (another process holding the cores).
+const ATTEMPTS = 5;
 
 /**
  * Runs `count` REST and `count` stream cases from `seed`; a case whose delay tops MAX_BLOCK_MS
- * is re-run twice and keeps its smallest delay (scheduling noise does not repeat, a blocking
- * handler does).
+ * is re-run, up to ATTEMPTS runs, and keeps its smallest delay (scheduling noise does not
+ * repeat, a blocking handler does).
  */
 export async function runFuzz(options: {
   restPort: number;
@@ -382,33 +388,47 @@ export async function runFuzz(options: {
 }): Promise<FuzzReport> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
-  const report: FuzzReport = { cases: 0, failures: [], maxBlockMs: 0, worstCase: '' };
-  const timed = async <T>(what: () => string, run: () => Promise<T>): Promise<{ result: T; blockMs: number }> => {
+  const report: FuzzReport = { cases: 0, failures: [], maxBlockMs: 0, worstCase: '', worstCaseRunsMs: [] };
+  const timed = async <T>(
+    what: () => string,
+    run: () => Promise<T>,
+  ): Promise<{ result: T; blockMs: number; runsMs: number[] }> => {
     let best = Number.POSITIVE_INFINITY;
     let result!: T;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    const runsMs: number[] = [];
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       histogram.reset();
       result = await run();
       // The histogram counts the delay beyond its 1 ms resolution; max is 0 with no sample yet.
-      best = Math.min(best, histogram.count === 0 ? 0 : histogram.max / 1e6);
+      const delayMs = histogram.count === 0 ? 0 : histogram.max / 1e6;
+      runsMs.push(delayMs);
+      best = Math.min(best, delayMs);
       if (best <= MAX_BLOCK_MS) break;
     }
     if (best > report.maxBlockMs) {
       report.maxBlockMs = best;
       report.worstCase = what().slice(0, 120);
+      report.worstCaseRunsMs = runsMs.map((ms) => Math.round(ms * 10) / 10);
     }
-    return { result, blockMs: best };
+    return { result, blockMs: best, runsMs };
   };
 
   const rest = fc.sample(restCases(options.key), { numRuns: options.count, seed: options.seed });
   for (const c of rest) {
     report.cases++;
-    const { result: reply, blockMs } = await timed(
+    const {
+      result: reply,
+      blockMs,
+      runsMs,
+    } = await timed(
       () => encodeRest(c).toString('latin1'),
       () => rawRequest(options.restPort, encodeRest(c), 10_000),
     );
     const violations = restViolations(c, reply);
-    if (blockMs > MAX_BLOCK_MS) violations.push(`blocked the event loop ${blockMs.toFixed(1)} ms`);
+    if (blockMs > MAX_BLOCK_MS)
+      violations.push(
+        `blocked the event loop ${blockMs.toFixed(1)} ms (runs: ${runsMs.map((ms) => ms.toFixed(1)).join(', ')})`,
+      );
     if (violations.length > 0)
       report.failures.push({ input: encodeRest(c).toString('latin1').slice(0, 300), violations });
   }
@@ -417,7 +437,11 @@ export async function runFuzz(options: {
   const frames = fc.sample(streamCases(), { numRuns: options.count, seed: options.seed + 1 });
   for (const c of frames) {
     report.cases++;
-    const { result: reply, blockMs } = await timed(
+    const {
+      result: reply,
+      blockMs,
+      runsMs,
+    } = await timed(
       () => `${c.kind}: ${c.payload}`,
       () => socket.send(c),
     );
@@ -428,7 +452,10 @@ export async function runFuzz(options: {
         violations.push(`expected close ${expected}, got ${JSON.stringify(reply)}`.slice(0, 200));
     } else if (reply.close !== undefined) violations.push(`closed ${reply.close}`);
     else violations.push(...frameViolations(reply.frame));
-    if (blockMs > MAX_BLOCK_MS) violations.push(`blocked the event loop ${blockMs.toFixed(1)} ms`);
+    if (blockMs > MAX_BLOCK_MS)
+      violations.push(
+        `blocked the event loop ${blockMs.toFixed(1)} ms (runs: ${runsMs.map((ms) => ms.toFixed(1)).join(', ')})`,
+      );
     if (violations.length > 0) report.failures.push({ input: `${c.kind}: ${c.payload.slice(0, 200)}`, violations });
   }
   socket.close();

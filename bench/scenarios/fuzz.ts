@@ -87,7 +87,7 @@ runScenarioMain<Params>('fuzz', { inputFile: '', cases: 5000, seed: 14, tokens: 
     ],
     params: { tokens, inColumns },
     notes: [
-      `seed ${params.seed}; ${tokens} tokens in the views, ${inColumns} of them in discovery columns; largest block from: ${JSON.stringify(report.worstCase)}; failures (first 5): ${JSON.stringify(report.failures.slice(0, 5))}`,
+      `seed ${params.seed}; ${tokens} tokens in the views, ${inColumns} of them in discovery columns; largest block from: ${JSON.stringify(report.worstCase)} (its runs, ms: ${report.worstCaseRunsMs.join(', ')}); failures (first 5): ${JSON.stringify(report.failures.slice(0, 5))}`,
     ],
   };
 });

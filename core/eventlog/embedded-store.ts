@@ -98,8 +98,15 @@ const CHECKPOINT_AFTER = 32 << 20;
 /** WAL size at which the checkpoint worker truncates the WAL (see the worker below). */
 const WAL_LIMIT = 512 << 20;
 
-/** How long a truncating checkpoint waits for the writer and readers before it gives up, ms. */
+/**
+ * How long a truncating checkpoint first waits for the writer and readers before it gives up, ms;
+ * doubled after each truncation that gave up, to TRUNCATE_WAIT_MAX_MS.
+ */
 const TRUNCATE_WAIT_MS = 50;
+const TRUNCATE_WAIT_MAX_MS = 400;
+
+/** WAL size, in walLimits, past which producers wait for the checkpoint worker (it is behind). */
+const WAL_BEHIND_LIMITS = 4;
 
 /** Size a WAL file is cut back to when SQLite restarts it on its own (after a complete checkpoint). */
 const WAL_KEPT_BYTES = 64 << 20;
@@ -110,12 +117,16 @@ const WAL_KEPT_BYTES = 64 << 20;
 // (measured: 7.3 GB while catching up at 2,000 swaps/s). Past walLimit a second PASSIVE pass
 // catches up on what came in meanwhile, then TRUNCATE, which holds writers while it runs, gets a
 // short busy timeout: it gives up rather than wait long for readers, and is tried again later.
+// A truncation that gave up is tried again at once with twice the wait (to a cap), so readers that
+// keep the WAL busy cannot hold it off for good.
 const CHECKPOINT_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 const pageSize = db.pragma('page_size', { simple: true });
+let truncateWaitMs = workerData.truncateWaitMs;
+parentPort.postMessage({ ready: true });
 parentPort.on('message', (message) => {
   if (message === 'close') {
     db.close();
@@ -123,19 +134,24 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
+    let overLimit = false;
     const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
     if (passive.log * pageSize > workerData.walLimit) {
       db.pragma('wal_checkpoint(PASSIVE)');
-      db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
+      db.pragma('busy_timeout = ' + truncateWaitMs);
       try {
-        db.pragma('wal_checkpoint(TRUNCATE)');
+        const [truncate] = db.pragma('wal_checkpoint(TRUNCATE)');
+        overLimit = truncate.busy === 1;
+        truncateWaitMs = overLimit
+          ? Math.min(truncateWaitMs * 2, workerData.truncateWaitMaxMs)
+          : workerData.truncateWaitMs;
       } finally {
         db.pragma('busy_timeout = 5000');
       }
     }
-    parentPort.postMessage(null);
+    parentPort.postMessage({ error: null, overLimit });
   } catch (error) {
-    parentPort.postMessage(String(error && error.message || error));
+    parentPort.postMessage({ error: String(error && error.message || error), overLimit: false });
   }
 });
 `;
@@ -143,11 +159,16 @@ parentPort.on('message', (message) => {
 /**
  * Checkpoints the WAL on a worker thread, so the writer's commits never stop for a checkpoint's
  * copy and fsyncs (measured: ~0.4 s of blocked main thread per 64 MiB checkpoint with
- * synchronous=NORMAL). Started on first need; on any worker failure the writer's own
- * autocheckpoint is switched back on.
+ * synchronous=NORMAL). Started on first need; until the worker is ready, and on any worker
+ * failure, the writer's own autocheckpoint runs instead: a worker slow to start on a loaded
+ * machine once let a steady writer take the WAL to 11× its limit before the first checkpoint.
  */
 function createCheckpointer(db: Database.Database, file: string, checkpointAfter: number, walLimit: number) {
+  // The writer's autocheckpoint, in pages, while the worker is not checkpointing: about walLimit.
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const autocheckpointPages = Math.max(1, Math.min(4000, Math.floor(walLimit / pageSize)));
   let worker: Worker | null = null;
+  let ready = false;
   let failed = false;
   let running = false;
   let appended = 0;
@@ -157,53 +178,96 @@ function createCheckpointer(db: Database.Database, file: string, checkpointAfter
     if (failed) return;
     failed = true;
     running = false;
-    if (db.open) db.pragma('wal_autocheckpoint = 4000');
+    releaseWriters();
+    if (db.open) db.pragma(`wal_autocheckpoint = ${autocheckpointPages}`);
+  }
+
+  function start(): void {
+    try {
+      worker = new Worker(CHECKPOINT_WORKER, {
+        eval: true,
+        execArgv: [],
+        workerData: {
+          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          path: file,
+          walLimit,
+          truncateWaitMs: TRUNCATE_WAIT_MS,
+          truncateWaitMaxMs: TRUNCATE_WAIT_MAX_MS,
+        },
+      });
+    } catch {
+      return fallBack();
+    }
+    worker.unref();
+    worker.on('message', (message: { ready: true } | { error: string | null; overLimit: boolean }) => {
+      if ('ready' in message) {
+        if (failed || !db.open) return;
+        ready = true;
+        db.pragma('wal_autocheckpoint = 0');
+      } else {
+        running = false;
+        releaseWriters();
+        if (message.error !== null) return fallBack();
+        if (message.overLimit) appended = Math.max(appended, checkpointAfter);
+      }
+      request();
+    });
+    worker.on('error', fallBack);
+    exited = new Promise((resolve) =>
+      worker!.once('exit', () => {
+        worker = null;
+        resolve();
+      }),
+    );
   }
 
   function request(): void {
-    if (failed || running || appended < checkpointAfter) return;
-    if (!worker) {
-      try {
-        worker = new Worker(CHECKPOINT_WORKER, {
-          eval: true,
-          execArgv: [],
-          workerData: {
-            module: createRequire(import.meta.url).resolve('better-sqlite3'),
-            path: file,
-            walLimit,
-            truncateWaitMs: TRUNCATE_WAIT_MS,
-          },
-        });
-      } catch {
-        return fallBack();
-      }
-      worker.unref();
-      worker.on('message', (error: string | null) => {
-        running = false;
-        if (error !== null) return fallBack();
-        request();
-      });
-      worker.on('error', fallBack);
-      exited = new Promise((resolve) =>
-        worker!.once('exit', () => {
-          worker = null;
-          resolve();
-        }),
-      );
-    }
+    if (failed || appended < checkpointAfter) return;
+    if (running) return holdWritersIfFarBehind();
+    if (!worker) start();
+    if (!ready) return;
     appended = 0;
     running = true;
-    worker.postMessage('checkpoint');
+    worker!.postMessage('checkpoint');
   }
+
+  // Back-pressure when the worker falls behind (a slow disk, a starved thread): past
+  // WAL_BEHIND_LIMITS × walLimit, producers wait for the worker's pass to end before appending,
+  // so the file stays bounded whatever the worker's pace.
+  let behind: { promise: Promise<void>; resolve: () => void } | null = null;
+  function holdWritersIfFarBehind(): void {
+    if (behind) return;
+    let walBytes: number;
+    try {
+      walBytes = fs.statSync(`${file}-wal`).size;
+    } catch {
+      return;
+    }
+    if (walBytes <= WAL_BEHIND_LIMITS * walLimit) return;
+    let resolve!: () => void;
+    const promise = new Promise<void>((done) => (resolve = done));
+    behind = { promise, resolve };
+  }
+  function releaseWriters(): void {
+    behind?.resolve();
+    behind = null;
+  }
+
+  db.pragma(`wal_autocheckpoint = ${autocheckpointPages}`);
 
   return {
     appended(units: number): void {
       appended += units;
       request();
     },
+    /** Settles while the worker is far behind the writer: append after it. */
+    behind(): Promise<void> | null {
+      return behind?.promise ?? null;
+    },
     /** Lets the worker finish its checkpoint and close its connection. */
     close(): Promise<void> {
       failed = true;
+      releaseWriters();
       if (worker) {
         // Referenced again so the process waits for the worker to close its connection.
         worker.ref();
@@ -249,7 +313,6 @@ export function openStore(options: StoreOptions) {
     // Checkpoints run on a worker thread (createCheckpointer), not in the writer's commits.
     db.pragma('page_size = 16384');
     db.pragma('journal_mode = WAL');
-    db.pragma('wal_autocheckpoint = 0');
     db.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
     db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     db.exec(SCHEMA);
@@ -542,6 +605,10 @@ export function openStore(options: StoreOptions) {
     /** Creates the topic if absent; an existing topic keeps its partitions and compaction. */
     ensureTopic(spec: TopicSpec): TopicMeta {
       return lookup(spec.name) ?? createTopic.immediate(spec);
+    },
+    /** Settles when appends may go on: null unless the checkpoint worker is far behind the WAL. */
+    checkpointBehind(): Promise<void> | null {
+      return checkpointer?.behind() ?? null;
     },
     /** `now` is the wall clock; tests pass their own. */
     append(topic: TopicMeta, messages: ProduceMessage[], now = Date.now()): void {

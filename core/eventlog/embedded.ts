@@ -90,6 +90,8 @@ export function createEmbeddedLog(ctx: Context, options: EmbeddedLogOptions): Ev
       if (closed) throw new Error('event log is closed');
       if (messages.length === 0) return;
       const meta = topicFor(topic);
+      const checkpointBehind = store.checkpointBehind();
+      if (checkpointBehind) await checkpointBehind;
       // The file stays locked past the busy timeout only while a checkpoint or another process
       // holds it: waited out here, off the event loop, rather than failing the producer.
       for (let attempt = 1; ; attempt++) {
