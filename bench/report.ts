@@ -95,6 +95,11 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push(
     `Machine: ${m.os} ${m.arch}, ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, load average at start ${m.loadAverage.join(' / ')}.`,
   );
+  const input = report.input as { profile?: string; swaps?: number; events?: number };
+  if (input.profile)
+    lines.push(
+      `Shared inputs (pipeline, latency, fanout, rest, replay, resume, memory, store, …): the ${input.profile} profile's market, ${input.swaps ?? '?'} swaps and ${input.events ?? '?'} token events.`,
+    );
   lines.push('');
   lines.push('| Scenario | Subject | Result | Details |');
   lines.push('| - | - | -: | - |');

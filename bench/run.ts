@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Chain } from '../core/chains.ts';
 import type { Context } from '../core/context.ts';
 import { kcatAvailable } from '../test/helpers/kafka-mock.ts';
-import { countSwaps, ensureDecoded, ensureInputs, readDecoded, type InputSpec } from './lib/inputs.ts';
+import { countSwaps, ensureDecoded, ensureInputs, inputProfile, readDecoded, type InputSpec } from './lib/inputs.ts';
 import { RESULT_MARKER, type ScenarioResult } from './lib/scenario.ts';
 import { SERVICE_CPU_PROF_ENV, SERVICE_NODE_ARGS } from './lib/spot-process.ts';
 import { gitInfo, machineInfo, renderMarkdown, type BenchReport, type ScenarioFailure } from './report.ts';
@@ -135,8 +135,15 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   },
 };
 
-const FULL_INPUT: InputSpec = { seed: 7, chains: ALL_CHAINS, trades: 20_000, rate: 1000, startAgoMs: 2 * 3600_000 };
-const QUICK_INPUT: InputSpec = { ...FULL_INPUT, trades: 300 };
+// The shared inputs' market runs the profile `--set profile` names (the default one without it).
+const FULL_INPUT: Omit<InputSpec, 'profile'> = {
+  seed: 7,
+  chains: ALL_CHAINS,
+  trades: 20_000,
+  rate: 1000,
+  startAgoMs: 2 * 3600_000,
+};
+const QUICK_INPUT: Omit<InputSpec, 'profile'> = { ...FULL_INPUT, trades: 300 };
 
 interface Options {
   scenarios: string[];
@@ -233,13 +240,22 @@ export async function benchCommand(ctx: Context, args: string[]): Promise<number
     return 2;
   }
   const outDir = options.out ?? path.join(BENCH_DIR, 'results');
-  const inputSpec = options.quick ? QUICK_INPUT : FULL_INPUT;
+  let inputSpec: InputSpec;
+  try {
+    inputSpec = { ...(options.quick ? QUICK_INPUT : FULL_INPUT), profile: inputProfile(options.overrides.profile) };
+  } catch (error) {
+    process.stderr.write(`spot bench: ${(error as Error).message}\n`);
+    return 2;
+  }
   const command = `spot bench${args.length ? ` ${args.join(' ')}` : ''}`;
   const machine = machineInfo();
 
   // Inputs ahead of every timed section: encoded chain records, and their decoded form.
   const inputStarted = Date.now();
-  log.info({ trades: inputSpec.trades }, 'bench: preparing simulator inputs (cached across runs)');
+  log.info(
+    { trades: inputSpec.trades, profile: inputSpec.profile },
+    'bench: preparing simulator inputs (cached across runs)',
+  );
   const inputFile = ensureInputs(inputSpec);
   ensureDecoded(inputFile);
   const counts = countSwaps(readDecoded(inputFile));

@@ -11,6 +11,7 @@ import { benchCommand, SCENARIOS } from '../bench/run.ts';
 import type { MachineShare } from '../bench/lib/machine-cpu.ts';
 import type { BenchReport } from '../bench/report.ts';
 import { slope } from '../bench/lib/stats.ts';
+import { generateInputs, inputCachePath, inputProfile } from '../bench/lib/inputs.ts';
 import { kcatAvailable } from './helpers/kafka-mock.ts';
 
 describe('bench stats: slope', () => {
@@ -26,6 +27,21 @@ describe('bench stats: slope', () => {
         ]),
       ),
     );
+  });
+});
+
+describe('bench inputs: the profile --set names', () => {
+  it("makes the shared inputs with that profile's market, cached apart; refuses an unknown name", () => {
+    assert.equal(inputProfile(undefined), 'default');
+    assert.equal(inputProfile(''), 'default');
+    assert.equal(inputProfile('mainnet'), 'mainnet');
+    assert.throws(() => inputProfile('testnet'), /unknown profile "testnet"/);
+    const spec = { seed: 7, chains: ['solana' as const], trades: 300, rate: 1000, startAgoMs: 3600_000 };
+    const light = generateInputs({ ...spec, profile: 'default' });
+    const mainnet = generateInputs({ ...spec, profile: 'mainnet' });
+    assert.notEqual(inputCachePath(light.spec), inputCachePath(mainnet.spec));
+    // The mainnet market launches and funds far more: more records for the same trades.
+    assert.ok(mainnet.records.length > light.records.length, `${mainnet.records.length} vs ${light.records.length}`);
   });
 });
 
@@ -70,6 +86,7 @@ describe('bench harness (spot bench --quick)', function () {
     assert.ok(report.command.startsWith('spot bench'));
     assert.ok(report.git.commit === null || /^[0-9a-f]{40}$/.test(report.git.commit));
     assert.ok((report.input.swaps as number) > 0, 'the simulator produced swaps');
+    assert.equal(report.input.profile, 'default');
   });
 
   it('gives every scenario parameters, finite figures and checked targets', () => {

@@ -12,6 +12,7 @@ import { createAddressSource } from '../../ingest/simulator/addresses.ts';
 import { createChainWriter, type ChainRecord } from '../../ingest/simulator/chain-writer.ts';
 import { createMarket } from '../../ingest/simulator/model.ts';
 import { createSimulatorDecoders } from '../../ingest/simulator/pipeline.ts';
+import { SIM_PROFILES, type SimProfileName } from '../../ingest/simulator/profiles.ts';
 
 export interface InputSpec {
   seed: number;
@@ -22,6 +23,16 @@ export interface InputSpec {
   rate: number;
   /** Event time of the first record: this long before the wall clock, so hot views keep the tokens. */
   startAgoMs: number;
+  /** The simulator profile whose market makes the records (`--set profile`). */
+  profile: SimProfileName;
+}
+
+/** The profile named by `--set profile` ('' or absent: the default one); throws on an unknown name. */
+export function inputProfile(name: unknown): SimProfileName {
+  const profile = name === undefined || name === '' ? 'default' : String(name);
+  if (!Object.hasOwn(SIM_PROFILES, profile))
+    throw new Error(`unknown profile "${profile}"; one of ${Object.keys(SIM_PROFILES).join(', ')}`);
+  return profile as SimProfileName;
 }
 
 export interface InputFile {
@@ -46,7 +57,7 @@ function sourceStamp(): string {
 }
 
 export function inputCachePath(spec: InputSpec): string {
-  const key = `${spec.seed}-${spec.chains.join('_')}-${spec.trades}-${spec.rate}-${sourceStamp()}`;
+  const key = `${spec.seed}-${spec.profile}-${spec.chains.join('_')}-${spec.trades}-${spec.rate}-${sourceStamp()}`;
   return path.join(os.tmpdir(), 'spot-bench-inputs', `${key}.json`);
 }
 
@@ -60,6 +71,7 @@ export function generateInputs(spec: InputSpec): InputFile {
     chains: spec.chains,
     startTime,
     addresses: createAddressSource(String(spec.seed)),
+    profile: spec.profile,
   });
   const writer = createChainWriter({ seed: spec.seed });
   const records: ChainRecord[] = [];
