@@ -41,7 +41,10 @@ export interface SpotProcess {
   /** Rows of a query on the SQL endpoint (read-only analyst access). */
   query<T>(sql: string): Promise<T[]>;
   output(): string;
-  /** How long each part took to stop at the last shutdown (runtime.ts logs it at info), ms by part. */
+  /**
+   * How long each part took to stop at the last shutdown (runtime.ts logs it at info), ms by part,
+   * with the aggregator's phases as `aggregator.<phase>`.
+   */
   stopTimes(): Record<string, number>;
   /**
    * A thread's event-loop reports so far (logged every 30 s at info): the serving thread's, the
@@ -213,6 +216,9 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
       } else if (line.includes('"msg":"stopped"')) {
         const { part, ms } = JSON.parse(line) as { part: string; ms: number };
         stopTimes[part] = ms;
+      } else if (line.includes('"msg":"aggregator stop phases"')) {
+        const { phasesMs } = JSON.parse(line) as { phasesMs: Record<string, number> };
+        for (const [phase, ms] of Object.entries(phasesMs)) stopTimes[`aggregator.${phase}`] = ms;
       } else if (line.includes('"msg":"store and event log closed"')) {
         const { storeMs, logMs } = JSON.parse(line) as { storeMs: number; logMs: number };
         Object.assign(stopTimes, { 'store close': storeMs, 'log close': logMs });
@@ -302,3 +308,8 @@ export async function startSpot(dataDir: string, env: Record<string, string>): P
 
 /** Share of one core between two samples (1 = a whole core). */
 export const coreShare = (a: ProcessSample, b: ProcessSample) => (b.cpuMs - a.cpuMs) / (b.at - a.at);
+
+/** The parts and aggregator phases of a shutdown that took at least `minMs`: what a SIGTERM waited for. */
+export function slowStopParts(times: Record<string, number>, minMs = 100): Record<string, number> {
+  return Object.fromEntries(Object.entries(times).filter(([, ms]) => ms >= minMs));
+}

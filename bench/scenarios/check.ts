@@ -14,6 +14,7 @@ import { check, epochNow, runScenarioMain, sleep, type Measurement } from '../li
 import {
   coreShare,
   LOOP_THREADS,
+  slowStopParts,
   startSpot,
   threadShares,
   type ProcessSample,
@@ -367,7 +368,7 @@ runScenarioMain<Params>(
           metric: 'shutdownMs',
           value: round(stopped.ms, 0),
           unit: 'ms',
-          extra: { exitCode: stopped.code ?? -1 },
+          extra: { exitCode: stopped.code ?? -1, ...slowStopParts(service.stopTimes()) },
         },
       ];
       return {

@@ -19,7 +19,7 @@ import { startBareServer, type BareServer } from '../lib/bare-server.ts';
 import { startClients, type Clients } from '../lib/clients.ts';
 import { check, epochNow, runScenarioMain, sleep, type Measurement, type TargetCheck } from '../lib/scenario.ts';
 import { machineShare, machineTicks, type MachineShare } from '../lib/machine-cpu.ts';
-import { coreShare, startSpot, threadShares, type ProcessSample } from '../lib/spot-process.ts';
+import { coreShare, slowStopParts, startSpot, threadShares, type ProcessSample } from '../lib/spot-process.ts';
 import { round, slope, summarize } from '../lib/stats.ts';
 
 interface Params {
@@ -526,7 +526,7 @@ runScenarioMain<Params>(
           metric: 'shutdownMs',
           value: round(stopped.ms, 0),
           unit: 'ms',
-          extra: { exitCode: stopped.code ?? -1 },
+          extra: { exitCode: stopped.code ?? -1, ...slowStopParts(spot.stopTimes()) },
         },
       ];
       const ratios: Record<string, number> = {};
