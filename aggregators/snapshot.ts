@@ -66,6 +66,8 @@ export interface StateCapture {
   step(due: () => boolean): boolean;
   /** The file's pieces, once step() returned true. */
   pieces(): Uint8Array[];
+  /** Stops capturing (a later snapshot supersedes this one): processing no longer waits on it. */
+  abandon(): void;
 }
 
 /** Values a capture has yet to serialise, each taken once: by a slice, or before processing reads it. */
@@ -118,6 +120,12 @@ export function captureState(state: AggregatorState): StateCapture {
       onTokenRead(state, null);
       onWalletRead(wallets, null);
       return true;
+    },
+    abandon() {
+      tokensLeft.waiting.clear();
+      walletsLeft.waiting.clear();
+      onTokenRead(state, null);
+      onWalletRead(wallets, null);
     },
     pieces() {
       if (left() > 0) throw new Error('the snapshot capture is not complete');

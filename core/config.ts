@@ -57,6 +57,8 @@ export interface Config {
    * were 2/3 of spot up's CPU at 200 swaps/s. Serving reads hot views from the log, not the store.
    */
   storeFlushMs: number;
+  /** Trades the serving thread's token rings hold together (SPOT_HELD_TRADES). */
+  heldTrades: number;
   ingestNice: number;
   /** Hours the embedded log keeps its raw and trade topics (default 168; Kafka: the topics' retention.ms). */
   logRetentionHours: number;
@@ -389,6 +391,12 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     1000,
     1,
     'longest wait before processed rows are written to the store (each write is an INSERT per table that chDB merges later)',
+  ),
+  heldTrades: numberSetting(
+    'SPOT_HELD_TRADES',
+    100_000,
+    0,
+    "trades the serving thread keeps for first pages of token trades, over every token's ring together (~1.2 KB each, up to 202 a token); past it the least recently traded tokens' rings go and their pages come from the store",
   ),
   simProfile: choiceSetting(
     'SPOT_SIM_PROFILE',

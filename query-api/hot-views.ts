@@ -98,6 +98,8 @@ export interface HotViewsOptions {
   tradesPerToken?: number;
   /** Trades kept per identity feed and chain. */
   tradesPerFeed?: number;
+  /** Trades the token rings hold together (default: SPOT_HELD_TRADES); past it the least recently traded token's ring goes. */
+  maxHeldTrades?: number;
   now?: () => number;
   sweepIntervalMs?: number;
 }
@@ -230,7 +232,22 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
   const discovery = createDiscoveryIndex(packer.body);
   // Insertion order = order of last update, so the stalest entries sit at the front.
   const tokens = new Map<string, TokenEntry>();
+  // In least recently traded order (a trade moves its token's ring to the end).
   const tokenRings = new Map<string, Ring>();
+  const maxHeldTrades = options.maxHeldTrades ?? ctx.config.heldTrades;
+  let heldTrades = 0;
+
+  // The trades rings are memory per traded token (up to 2 × perToken trades of ~1.2 KB each, an
+  // hour after its last trade): past the budget the least recently traded tokens' rings go first,
+  // and their pages come from the store, as those of a token whose ring the sweep dropped.
+  function keepHeldTradesInBudget(): void {
+    for (const [key, ring] of tokenRings) {
+      if (heldTrades <= maxHeldTrades) return;
+      tokenRings.delete(key);
+      heldTrades -= ring.items.length;
+      ctx.metrics.inc('views.trade_rings_evicted');
+    }
+  }
   const storePages = createStorePageCache({ now });
   // By identity, then chain: looked up for every trade, without building a key.
   const feedRings = new Map<string, Map<string, Ring>>();
@@ -292,13 +309,17 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       tokenRings.set(key, ring);
       const held = ring.items.length;
       insertTrade(ring, (item ??= (itemOf as () => TradeItem)()), perToken);
+      heldTrades += ring.items.length - held;
       // Trades arrive in seq order (a token's trades share a partition); a redelivery adds nothing.
       if (!ring.partial && ring.items.length > held && seq !== ring.items.length) ring.partial = true;
+      if (heldTrades > maxHeldTrades) keepHeldTradesInBudget();
     } else if (timestamp >= now() - RING_IDLE_MS) {
       // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
       // the next sweep would drop it. The first trade goes in a one-slot array (17 slots when
       // pushed onto an empty one: 128 B a token that trades once).
       tokenRings.set(key, { items: [(item ??= (itemOf as () => TradeItem)())], partial: seq !== 1, ready: true });
+      heldTrades += 1;
+      if (heldTrades > maxHeldTrades) keepHeldTradesInBudget();
     }
     for (let i = 0; i < identities.length; i++) {
       const identity = identities[i]!;
@@ -381,7 +402,9 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       const last = ring.items[ring.items.length - 1];
       if (last && last.timestamp >= ringCutoff) break;
       tokenRings.delete(key);
+      heldTrades -= ring.items.length;
     }
+    ctx.metrics.set('views.trades_held', heldTrades);
     for (const [key, state] of candles) {
       if (state.seenAt >= cutoff) break;
       candles.delete(key);
