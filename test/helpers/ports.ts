@@ -1,7 +1,21 @@
 // Free loopback ports for child processes that need fixed port numbers.
+import fs from 'node:fs';
 import net from 'node:net';
 
+/**
+ * A free loopback port outside the kernel's ephemeral range: a child binds it seconds later, and a
+ * port the kernel hands out (listen(0)) can meanwhile become the local end of some outgoing
+ * connection (CI once saw `spot up` refuse SPOT_WS_PORT as in use, under the chain node's RPC traffic).
+ */
 export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const below = low - 1 - FIXED_PORTS_FROM;
+  if (below >= 1000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = FIXED_PORTS_FROM + Math.floor(Math.random() * below);
+      if (await listensOn(port)) return port;
+    }
+  }
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
@@ -12,6 +26,34 @@ export async function freePort(): Promise<number> {
         typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
       );
     });
+  });
+}
+
+/** Ports below this are left to well-known services. */
+const FIXED_PORTS_FROM = 10_000;
+
+/** The kernel's ephemeral port range (Linux), else IANA's. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low!, high!];
+  } catch {
+    // not Linux
+  }
+  return [49152, 65535];
+}
+
+/** True when `port` could be bound on loopback (it is released again at once). */
+function listensOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
