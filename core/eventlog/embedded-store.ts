@@ -160,8 +160,8 @@ parentPort.on('message', (message) => {
  * Checkpoints the WAL on a worker thread, so the writer's commits never stop for a checkpoint's
  * copy and fsyncs (measured: ~0.4 s of blocked main thread per 64 MiB checkpoint with
  * synchronous=NORMAL). Started on first need; until the worker is ready, and on any worker
- * failure, the writer's own autocheckpoint runs instead: a worker slow to start on a loaded
- * machine once let a steady writer take the WAL to 11× its limit before the first checkpoint.
+ * failure, the writer's own autocheckpoint runs instead, so a worker slow to start on a loaded
+ * machine leaves no stretch without checkpoints.
  */
 function createCheckpointer(db: Database.Database, file: string, checkpointAfter: number, walLimit: number) {
   // The writer's autocheckpoint, in pages, while the worker is not checkpointing: about walLimit.
