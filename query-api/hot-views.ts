@@ -312,15 +312,14 @@ export function createHotViews(ctx: Context, options: HotViewsOptions): HotViews
       heldTrades += ring.items.length - held;
       // Trades arrive in seq order (a token's trades share a partition); a redelivery adds nothing.
       if (!ring.partial && ring.items.length > held && seq !== ring.items.length) ring.partial = true;
-      if (heldTrades > maxHeldTrades) keepHeldTradesInBudget();
     } else if (timestamp >= now() - RING_IDLE_MS) {
       // A trade already past the ring's hour (a warm start's history, a backfill) starts no ring:
       // the next sweep would drop it. The first trade goes in a one-slot array (17 slots when
       // pushed onto an empty one: 128 B a token that trades once).
       tokenRings.set(key, { items: [(item ??= (itemOf as () => TradeItem)())], partial: seq !== 1, ready: true });
       heldTrades += 1;
-      if (heldTrades > maxHeldTrades) keepHeldTradesInBudget();
     }
+    if (heldTrades > maxHeldTrades) keepHeldTradesInBudget();
     for (let i = 0; i < identities.length; i++) {
       const identity = identities[i]!;
       if (identities.indexOf(identity) !== i) continue; // listed twice

@@ -12,21 +12,13 @@ export async function freePort(): Promise<number> {
   const below = low - 1 - FIXED_PORTS_FROM;
   if (below >= 1000) {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const port = FIXED_PORTS_FROM + Math.floor(Math.random() * below);
-      if (await listensOn(port)) return port;
+      const port = await listenOnce(FIXED_PORTS_FROM + Math.floor(Math.random() * below));
+      if (port !== null) return port;
     }
   }
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+  const port = await listenOnce(0);
+  if (port === null) throw new Error('no free loopback port');
+  return port;
 }
 
 /** Ports below this are left to well-known services. */
@@ -47,13 +39,16 @@ function ephemeralRange(): [number, number] {
   return [49152, 65535];
 }
 
-/** True when `port` could be bound on loopback (it is released again at once). */
-function listensOn(port: number): Promise<boolean> {
+/** Binds `port` on loopback (0: any) and releases it at once: the port, or null when it is taken. */
+function listenOnce(port: number): Promise<number | null> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.once('error', () => resolve(null));
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : null));
+    });
   });
 }
 
