@@ -9,6 +9,9 @@
 // chain never reads another's). A partition is thus processed out of offset order: its position
 // is a low watermark plus, per chain, the offset after the last message of that chain processed
 // (aggregators/positions.ts). Messages that break their schema (chain '') wait for nothing.
+// A quiet chain would keep a partition without it fetched far ahead (every message read while
+// the chain waits is buffered); the publisher's progress marks (core/topics.ts, ChainMark) give it
+// a head there every few seconds of event time. A mark ranks before its time's events and swaps.
 export interface MergeItem<T> {
   topic: string;
   partition: number;
@@ -16,6 +19,7 @@ export interface MergeItem<T> {
   /** The message's chain; '' for one that breaks its schema. */
   chain: string;
   time: number;
+  /** -1 a progress mark, 0 a token event, 1 a swap: the order at equal times. */
   rank: number;
   value: T;
   raw: string;

@@ -127,7 +127,7 @@ export async function startIngest(runtime: Runtime): Promise<void> {
       : rpcChains.length > 0
         ? createEnrichmentStage(ctx, { rpc: httpRpcCallers(ctx.config.rpc, rpcChains) })
         : await startSimEnrichment(ctx, { seed: ctx.config.simSeed, chains: ctx.config.simChains });
-  const ingestPublisher = createIngestPublisher(ctx, { log });
+  const ingestPublisher = createIngestPublisher(ctx, { log, markAfterMs: ctx.config.inputMarkMs });
   const enriched = enrichment ? enrichment.wrap(ingestPublisher) : ingestPublisher;
   // Paid promotions of tokens (their `platforms`): SPOT_PROMOTIONS_URL, or the simulator's own feed.
   const promotions = await startPromotionSource(ctx, { simulated: rpcChains.length === 0 });

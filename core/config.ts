@@ -59,6 +59,8 @@ export interface Config {
   storeFlushMs: number;
   /** Trades the serving thread's token rings hold together (SPOT_HELD_TRADES). */
   heldTrades: number;
+  /** Event time an input partition goes without a chain's records before a progress mark (SPOT_INPUT_MARK_MS; 0: none). */
+  inputMarkMs: number;
   ingestNice: number;
   /** Hours the embedded log keeps its raw and trade topics (default 168; Kafka: the topics' retention.ms). */
   logRetentionHours: number;
@@ -397,6 +399,12 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     100_000,
     0,
     "trades the serving thread keeps for first pages of token trades, over every token's ring together (~1.2 KB each, up to 202 a token); past it the least recently traded tokens' rings go and their pages come from the store",
+  ),
+  inputMarkMs: numberSetting(
+    'SPOT_INPUT_MARK_MS',
+    2000,
+    0,
+    "event time, ms, a partition of `spot.swaps.v1` or `spot.token-events.v1` goes without a chain's records before ingest writes it a progress mark (the aggregator's merge then need not read that partition ahead for a quiet chain; docs/memory.md); 0 writes none",
   ),
   simProfile: choiceSetting(
     'SPOT_SIM_PROFILE',

@@ -228,6 +228,23 @@ export const TokenEvent = Type.Union(
 );
 export type TokenEvent = Static<typeof TokenEvent>;
 
+/**
+ * A progress mark on spot.swaps.v1 or spot.token-events.v1: the ingest publisher writes one to a
+ * partition that has had none of a chain's records for a while (ingest/publisher.ts), so the
+ * aggregator's merge, which orders a chain across partitions, does not read that partition far
+ * ahead looking for the chain (aggregators/merge.ts). A chain's records come in event time, so
+ * none still to come on that partition is earlier than `blockTime`. Keyed `chain:~mark:n`, n
+ * picked to land on the partition; a reader of the input topics skips it (isChainMark).
+ */
+export const ChainMark = Type.Object(
+  { mark: Type.Literal('progress'), chain: ChainSlug, blockTime: Type.Integer({ minimum: 0, description: 'Unix ms' }) },
+  { $id: 'ChainMark', additionalProperties: false },
+);
+export type ChainMark = Static<typeof ChainMark>;
+
+const chainMarkChecker = TypeCompiler.Compile(ChainMark);
+export const isChainMark = (value: unknown): value is ChainMark => chainMarkChecker.Check(value);
+
 /** spot.trades.v1: a priced trade with what the stream routes on. */
 export const PricedTradeMessage = Type.Object(
   {

@@ -4,10 +4,16 @@
 // calls published goes out together, a lone record without delay); while a send is in flight the
 // records pile up and go out together as soon as it finished, so batches grow only under load.
 // A failed produce is retried with backoff, never dropped.
+// Progress marks (core/topics.ts, ChainMark): after each publish call carrying swaps (a chain
+// source's; enrichment, labels and promotions publish events alone, stamped with other times), a
+// partition of an input topic that has had none of the chain's records for markAfterMs of event
+// time gets a mark with the chain's latest block time, so the aggregator's merge never reads far
+// ahead for a quiet chain.
 import type { Context } from '../core/context.ts';
 import type { ProduceMessage, EventLog } from '../core/eventlog/types.ts';
-import { TOPICS, assertTopicValue, type RawSwap, type TokenEvent } from '../core/topics.ts';
+import { TOPICS, assertTopicValue, type ChainMark, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { normalizeAddress, tokenKey } from '../core/chains.ts';
+import { partitionFor } from '../core/eventlog/partitioner.ts';
 
 export interface IngestRecords {
   swaps: RawSwap[];
@@ -34,6 +40,12 @@ export interface IngestPublisherOptions {
   produceChunk?: number;
   retryMinDelayMs?: number;
   retryMaxDelayMs?: number;
+  /**
+   * Event time (ms) a partition of an input topic may go without a chain's records before it gets
+   * a progress mark (SPOT_INPUT_MARK_MS); 0 or unset writes none. Only a chain source's publisher
+   * sets it: marks state its chain's event-time order.
+   */
+  markAfterMs?: number;
 }
 
 /**
@@ -50,11 +62,108 @@ export const swapKey = (swap: RawSwap): string => tokenKey(swap.chain, normalize
 interface Batch {
   events: ProduceMessage[];
   swaps: ProduceMessage[];
+  /** Progress marks among events and among swaps. */
+  eventMarks: number;
+  swapMarks: number;
   /** Resolvers of the publish calls whose records the batch holds. */
   waiters: Array<() => void>;
 }
 
-const emptyBatch = (): Batch => ({ events: [], swaps: [], waiters: [] });
+const emptyBatch = (): Batch => ({ events: [], swaps: [], eventMarks: 0, swapMarks: 0, waiters: [] });
+
+/** A key of the chain that lands on the partition (`chain:~mark:n`, the first n that does). */
+function markKeyFinder(): (chain: string, partition: number, partitions: number) => string {
+  const keys = new Map<string, string>();
+  return (chain, partition, partitions) => {
+    const slot = `${chain}:${partitions}:${partition}`;
+    let key = keys.get(slot);
+    if (key === undefined) {
+      for (let n = 0; ; n++) {
+        const candidate = `${chain}:~mark:${n}`;
+        if (partitionFor(candidate, partitions) === partition) {
+          key = candidate;
+          break;
+        }
+      }
+      keys.set(slot, key);
+    }
+    return key;
+  };
+}
+
+type Chain = ChainMark['chain'];
+
+interface MarkTracker {
+  /** Notes a record put on a topic (its key and block time). */
+  record(topic: string, key: string, chain: Chain, blockTime: number): void;
+  /** Appends marks for the partitions the chains touched since the last call have gone quiet on. */
+  mark(batch: Batch): void;
+}
+
+/** Tracks, per input topic and chain, the latest block time put on each partition. */
+function createMarkTracker(log: EventLog, afterMs: number): MarkTracker {
+  const partitions = new Map<string, number>([
+    [TOPICS.tokenEvents.name, TOPICS.tokenEvents.partitions],
+    [TOPICS.swaps.name, TOPICS.swaps.partitions],
+  ]);
+  // The log's own counts replace the contract's once known (a Kafka topic may have more).
+  for (const topic of partitions.keys())
+    void log.endOffsets(topic).then(
+      (ends) => {
+        if (ends.size > 0) partitions.set(topic, ends.size);
+      },
+      () => undefined,
+    );
+  const last = new Map<string, Map<string, number[]>>([...partitions.keys()].map((topic) => [topic, new Map()]));
+  const chainTime = new Map<Chain, number>();
+  const touched = new Set<Chain>();
+  const markKey = markKeyFinder();
+
+  const times = (topic: string, chain: string): number[] => {
+    const byChain = last.get(topic)!;
+    const count = partitions.get(topic)!;
+    let list = byChain.get(chain);
+    if (list === undefined || list.length !== count) byChain.set(chain, (list = new Array<number>(count).fill(0)));
+    return list;
+  };
+
+  return {
+    record(topic, key, chain, blockTime) {
+      const list = times(topic, chain);
+      const partition = partitionFor(key, list.length);
+      if (blockTime > list[partition]!) list[partition] = blockTime;
+      if (blockTime > (chainTime.get(chain) ?? 0)) chainTime.set(chain, blockTime);
+      touched.add(chain);
+    },
+    mark(batch) {
+      for (const chain of touched) {
+        const blockTime = chainTime.get(chain)!;
+        for (const topic of partitions.keys()) {
+          const list = times(topic, chain);
+          const swaps = topic === TOPICS.swaps.name;
+          for (let partition = 0; partition < list.length; partition++) {
+            if (blockTime - list[partition]! < afterMs) continue;
+            list[partition] = blockTime;
+            const mark: ChainMark = { mark: 'progress', chain, blockTime };
+            const message = {
+              key: markKey(chain, partition, list.length),
+              value: JSON.stringify(mark),
+              timestamp: blockTime,
+            };
+            if (swaps) {
+              batch.swaps.push(message);
+              batch.swapMarks++;
+            } else {
+              batch.events.push(message);
+              batch.eventMarks++;
+            }
+          }
+        }
+      }
+      touched.clear();
+    },
+  };
+}
 
 export function createIngestPublisher(ctx: Context, options: IngestPublisherOptions): IngestPublisher {
   const logger = ctx.logger.child({ component: 'ingest-publisher' });
@@ -64,6 +173,7 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
   const chunk = options.produceChunk ?? 1_000;
   const minDelay = options.retryMinDelayMs ?? 100;
   const maxDelay = options.retryMaxDelayMs ?? 5_000;
+  const marks = options.markAfterMs ? createMarkTracker(log, options.markAfterMs) : null;
 
   let pending = emptyBatch();
   let timer: NodeJS.Timeout | null = null;
@@ -93,8 +203,10 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
   async function send(batch: Batch): Promise<void> {
     await produceUntilAcknowledged(TOPICS.tokenEvents.name, batch.events);
     await produceUntilAcknowledged(TOPICS.swaps.name, batch.swaps);
-    ctx.metrics.inc('ingest.published.events', batch.events.length);
-    ctx.metrics.inc('ingest.published.swaps', batch.swaps.length);
+    ctx.metrics.inc('ingest.published.events', batch.events.length - batch.eventMarks);
+    ctx.metrics.inc('ingest.published.swaps', batch.swaps.length - batch.swapMarks);
+    const marked = batch.eventMarks + batch.swapMarks;
+    if (marked > 0) ctx.metrics.inc('ingest.published.marks', marked);
     for (const resolve of batch.waiters) resolve();
   }
 
@@ -134,14 +246,20 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
     publish(records) {
       for (const event of records.events) assertTopicValue(TOPICS.tokenEvents, event);
       for (const swap of records.swaps) assertTopicValue(TOPICS.swaps, swap);
+      const tracker = records.swaps.length > 0 ? marks : null;
       return new Promise<void>((resolve) => {
         for (const event of records.events) {
-          pending.events.push({ key: tokenEventKey(event), value: JSON.stringify(event), timestamp: event.blockTime });
+          const key = tokenEventKey(event);
+          pending.events.push({ key, value: JSON.stringify(event), timestamp: event.blockTime });
+          tracker?.record(TOPICS.tokenEvents.name, key, event.chain, event.blockTime);
         }
         for (const swap of records.swaps) {
-          pending.swaps.push({ key: swapKey(swap), value: JSON.stringify(swap), timestamp: swap.blockTime });
+          const key = swapKey(swap);
+          pending.swaps.push({ key, value: JSON.stringify(swap), timestamp: swap.blockTime });
+          tracker?.record(TOPICS.swaps.name, key, swap.chain, swap.blockTime);
           ctx.metrics.ingestProcessed(swap.chain, swap.blockNumber, swap.blockTime);
         }
+        tracker?.mark(pending);
         pending.waiters.push(resolve);
         if (sending) return;
         if (pending.events.length + pending.swaps.length >= maxBatch) startSend();

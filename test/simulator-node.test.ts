@@ -13,7 +13,7 @@ import { createContext } from '../core/context.ts';
 import { createEmbeddedLog } from '../core/eventlog/embedded.ts';
 import { embeddedLogPath } from '../core/eventlog/index.ts';
 import { createLogger } from '../core/logger.ts';
-import { TOPICS, type RawSwap, type TokenEvent } from '../core/topics.ts';
+import { TOPICS, isChainMark, type RawSwap, type TokenEvent } from '../core/topics.ts';
 import { createAddressSource } from '../ingest/simulator/addresses.ts';
 import { createMarket } from '../ingest/simulator/model.ts';
 import { startSimulatorNode } from '../ingest/simulator/node.ts';
@@ -122,8 +122,15 @@ describe('simulator node', function () {
     const swaps: RawSwap[] = [];
     const events: TokenEvent[] = [];
     try {
-      await log.readToEnd(TOPICS.swaps.name, (message) => swaps.push(JSON.parse(message.value)));
-      await log.readToEnd(TOPICS.tokenEvents.name, (message) => events.push(JSON.parse(message.value)));
+      // Progress marks (ingest/publisher.ts) are no records.
+      await log.readToEnd(TOPICS.swaps.name, (message) => {
+        const value = JSON.parse(message.value);
+        if (!isChainMark(value)) swaps.push(value);
+      });
+      await log.readToEnd(TOPICS.tokenEvents.name, (message) => {
+        const value = JSON.parse(message.value);
+        if (!isChainMark(value)) events.push(value);
+      });
     } finally {
       await log.close();
     }

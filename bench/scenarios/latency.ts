@@ -156,7 +156,7 @@ runScenarioMain<Params>(
       maxConnectionsPerKey: params.subscribers + 10,
     });
     const { port } = await edge.start();
-    const publisher = createIngestPublisher(ctx, { log });
+    const publisher = createIngestPublisher(ctx, { log, markAfterMs: ctx.config.inputMarkMs });
 
     const tokens = tokensByTrades(decoded);
     const followed = tokens.slice(0, Math.min(tokens.length, params.subscribers));

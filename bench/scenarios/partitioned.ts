@@ -41,7 +41,11 @@ runScenarioMain<Params>('partitioned', { inputFile: '' }, async ({ ctx }, params
   const { swaps } = countSwaps(decoded);
   const handle = await openStore(ctx);
   const logHandle = await openLog(ctx, 'embedded', 'events');
-  const publisher = createIngestPublisher(ctx, { log: logHandle.log, maxBatch: 20_000 });
+  const publisher = createIngestPublisher(ctx, {
+    log: logHandle.log,
+    maxBatch: 20_000,
+    markAfterMs: ctx.config.inputMarkMs,
+  });
   for (const item of decoded) if (item.swaps.length + item.events.length > 0) void publisher.publish(item);
   await publisher.flush();
   const discard = async () => {};

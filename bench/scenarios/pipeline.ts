@@ -50,7 +50,7 @@ async function timedPass(
     snapshotEveryMessages: 10_000_000,
   });
   await aggregator.start();
-  const publisher = createIngestPublisher(ctx, { log });
+  const publisher = createIngestPublisher(ctx, { log, markAfterMs: ctx.config.inputMarkMs });
   const decoders = createSimulatorDecoders({ metrics: ctx.metrics });
   let swaps = 0;
   let decodeMs = 0;

@@ -18,7 +18,11 @@ runScenarioMain<Params>('replay', { inputFile: '', targetSwapsPerSecond: 100_000
   const { swaps, events } = countSwaps(decoded);
   const handle = await openStore(ctx);
   const logHandle = await openLog(ctx, 'embedded', 'events');
-  const publisher = createIngestPublisher(ctx, { log: logHandle.log, maxBatch: 20_000 });
+  const publisher = createIngestPublisher(ctx, {
+    log: logHandle.log,
+    maxBatch: 20_000,
+    markAfterMs: ctx.config.inputMarkMs,
+  });
   for (const item of decoded) if (item.swaps.length + item.events.length > 0) void publisher.publish(item);
   await publisher.flush();
 

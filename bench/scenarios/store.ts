@@ -438,7 +438,11 @@ async function filledLog(
   const decoded = readDecoded(inputFile);
   const { swaps, events } = countSwaps(decoded);
   const handle = await openLog(ctx, 'embedded', 'events');
-  const publisher = createIngestPublisher(ctx, { log: handle.log, maxBatch: 20_000 });
+  const publisher = createIngestPublisher(ctx, {
+    log: handle.log,
+    maxBatch: 20_000,
+    markAfterMs: ctx.config.inputMarkMs,
+  });
   for (const item of decoded) if (item.swaps.length + item.events.length > 0) void publisher.publish(item);
   await publisher.flush();
   return { ...handle, messages: swaps + events, swaps };
