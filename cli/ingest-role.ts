@@ -105,6 +105,11 @@ async function importCexList(labels: LabelImporter, chains: Chain[]): Promise<vo
   await labels.importText(text, { format: 'csv', origin: 'cex-hot-wallets.csv' });
 }
 
+/** The chains' sources stop together: each waits for its own batch in flight, not for the others'. */
+async function stopAll(sources: Array<{ stop(): Promise<void> }>): Promise<void> {
+  await Promise.all(sources.map((source) => source.stop()));
+}
+
 export async function startIngest(runtime: Runtime): Promise<void> {
   const { ctx, log } = runtime;
   // --chains (SPOT_SIM_CHAINS) limits either source: only the listed chains' endpoints are followed.
@@ -136,12 +141,14 @@ export async function startIngest(runtime: Runtime): Promise<void> {
   if (rpcChains.length > 0) {
     const cursors = openCursors();
     await importCexList(labels, rpcChains);
+    const sources: Array<{ stop(): Promise<void> }> = [];
     for (const chain of rpcChains) {
       const source = createChainSource(ctx, chain, endpoints[chain]!, { publisher, cursors, simulated: false });
       await source.start();
-      stops.push({ name: `rpc:${chain}`, stop: () => source.stop() });
+      sources.push(source);
       ctx.logger.info({ chain }, 'following chain over RPC');
     }
+    stops.push({ name: 'sources', stop: () => stopAll(sources) });
     stops.push({ name: 'cursors', stop: async () => cursors.close() });
   } else if (ctx.config.simNode) {
     // The market and its chain node run in a process of their own (node-process.ts), read over
@@ -157,6 +164,7 @@ export async function startIngest(runtime: Runtime): Promise<void> {
     if (ctx.config.ingestNice > 0)
       lowerProcessPriority(node.pid, Math.min(19, ctx.config.ingestNice + SIMULATOR_NICE_ABOVE_INGEST), ctx.logger);
     stops.push({ name: 'simulator', stop: () => node.stop() });
+    const sources: Array<{ stop(): Promise<void> }> = [];
     for (const chain of ctx.config.simChains) {
       const source = createChainSource(ctx, chain, node.wsUrl(chain), {
         publisher,
@@ -165,8 +173,9 @@ export async function startIngest(runtime: Runtime): Promise<void> {
         from: node.firstBlock(chain),
       });
       await source.start();
-      stops.push({ name: `node:${chain}`, stop: () => source.stop() });
+      sources.push(source);
     }
+    stops.push({ name: 'sources', stop: () => stopAll(sources) });
     stops.push({ name: 'simulator-node', stop: () => node.close() });
     stops.push({ name: 'cursors', stop: async () => cursors.close() });
   } else {
@@ -196,9 +205,17 @@ export async function startIngest(runtime: Runtime): Promise<void> {
   runtime.add({
     name: 'ingest',
     async stop() {
-      for (const part of stops) await part.stop();
-      await publisher.flush();
+      // Each step's time is logged: what a SIGTERM waits for on this thread.
+      const phasesMs: Record<string, number> = {};
+      const timed = async (name: string, step: () => Promise<void>) => {
+        const from = performance.now();
+        await step();
+        phasesMs[name] = Math.round(performance.now() - from);
+      };
+      for (const part of stops) await timed(part.name, () => part.stop());
+      await timed('publish', () => publisher.flush());
       enrichment?.close();
+      ctx.logger.info({ phasesMs }, 'ingest stop phases');
     },
   });
 }

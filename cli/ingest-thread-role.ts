@@ -65,6 +65,7 @@ export async function startIngestThread(runtime: Runtime): Promise<void> {
   });
   runtime.add({
     name: 'ingest',
+    alongside: true,
     stop() {
       stopping ??= stopWorker(worker, exited, {
         name: 'ingest thread',

@@ -25,6 +25,11 @@ import type { MetricsJSON } from '../core/metrics.ts';
 export interface Stoppable {
   name: string;
   stop(): Promise<void>;
+  /**
+   * Its stop needs nothing of the parts stopped after it, nor they of it (a thread of its own with
+   * its own log connection): it runs alongside them instead of before them.
+   */
+  alongside?: boolean;
 }
 
 /** Base URLs of what this process serves, filled as the roles start (the start-up banner). */
@@ -169,7 +174,7 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
     },
     stop() {
       stopping ??= (async () => {
-        for (const part of [...parts].reverse()) {
+        const stopPart = async (part: Stoppable) => {
           const from = performance.now();
           try {
             await part.stop();
@@ -178,7 +183,13 @@ export async function createRuntime(ctx: Context, options: RuntimeOptions = {}):
           } catch (error) {
             ctx.logger.error({ err: error, part: part.name }, 'stop failed');
           }
+        };
+        const alongside: Promise<void>[] = [];
+        for (const part of [...parts].reverse()) {
+          if (part.alongside) alongside.push(stopPart(part));
+          else await stopPart(part);
         }
+        await Promise.all(alongside);
         keyStore?.close();
         limiters?.key.stop();
         limiters?.ip.stop();

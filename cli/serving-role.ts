@@ -82,6 +82,7 @@ export async function startServingThread(runtime: Runtime, sqlPort: number): Pro
   });
   runtime.add({
     name: 'serving-thread',
+    alongside: true,
     stop() {
       stopped ??= stopWorker(worker, exited, {
         name: 'serving thread',
