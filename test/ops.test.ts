@@ -451,3 +451,60 @@ describe('operations: a shutdown signal during start-up', () => {
     }
   });
 });
+
+describe('operations: parts stopped alongside', () => {
+  it('stops an alongside part together with the parts after it, and closes the log once all are done', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-alongside-'));
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
+    const runtime = await createRuntime(ctx);
+    const events: string[] = [];
+    const closeLog = runtime.log.close.bind(runtime.log);
+    runtime.log.close = async () => {
+      events.push('log closed');
+      await closeLog();
+    };
+    const slowStop = (name: string) => async () => {
+      events.push(`${name} stopping`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      events.push(`${name} stopped`);
+    };
+    // Started in this order; stopped in reverse: ingest (alongside), serving (alongside), aggregator.
+    runtime.add({ name: 'aggregator', stop: slowStop('aggregator') });
+    runtime.add({ name: 'serving', alongside: true, stop: slowStop('serving') });
+    runtime.add({ name: 'ingest', alongside: true, stop: slowStop('ingest') });
+    try {
+      await runtime.stop();
+      // All three began before any finished: none waited for another.
+      assert.deepEqual(events.slice(0, 3), ['ingest stopping', 'serving stopping', 'aggregator stopping']);
+      assert.equal(events.at(-1), 'log closed');
+      assert.equal(events.filter((event) => event.endsWith(' stopped')).length, 3);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('still stops a part that is not alongside only after the one before it', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-in-order-'));
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
+    const runtime = await createRuntime(ctx);
+    const events: string[] = [];
+    const slowStop = (name: string) => async () => {
+      events.push(`${name} stopping`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      events.push(`${name} stopped`);
+    };
+    runtime.add({ name: 'sql-endpoint', stop: slowStop('sql-endpoint') });
+    runtime.add({ name: 'aggregator', stop: slowStop('aggregator') });
+    try {
+      await runtime.stop();
+      assert.deepEqual(events, [
+        'aggregator stopping',
+        'aggregator stopped',
+        'sql-endpoint stopping',
+        'sql-endpoint stopped',
+      ]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
