@@ -59,7 +59,7 @@ export interface Config {
   storeFlushMs: number;
   /** Trades the serving thread's token rings hold together (SPOT_HELD_TRADES). */
   heldTrades: number;
-  /** Event time an input partition goes without a chain's records before a progress mark (SPOT_INPUT_MARK_MS; 0: none). */
+  /** Event time of a chain between its progress marks on the input partitions (SPOT_INPUT_MARK_MS; 0: none). */
   inputMarkMs: number;
   ingestNice: number;
   /** Hours the embedded log keeps its raw and trade topics (default 168; Kafka: the topics' retention.ms). */
@@ -404,7 +404,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     'SPOT_INPUT_MARK_MS',
     2000,
     0,
-    "event time, ms, a partition of `spot.swaps.v1` or `spot.token-events.v1` goes without a chain's records before ingest writes it a progress mark (the aggregator's merge then need not read that partition ahead for a quiet chain; docs/memory.md); 0 writes none",
+    "event time, ms, of a chain between the progress marks ingest writes to every partition of `spot.swaps.v1` and `spot.token-events.v1` (the aggregator's merge then need not read a partition ahead for a quiet chain; docs/memory.md); 0 writes none",
   ),
   simProfile: choiceSetting(
     'SPOT_SIM_PROFILE',

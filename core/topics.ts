@@ -229,8 +229,8 @@ export const TokenEvent = Type.Union(
 export type TokenEvent = Static<typeof TokenEvent>;
 
 /**
- * A progress mark on spot.swaps.v1 or spot.token-events.v1: the ingest publisher writes one to a
- * partition that has had none of a chain's records for a while (ingest/publisher.ts), so the
+ * A progress mark on spot.swaps.v1 or spot.token-events.v1: the ingest publisher writes one to
+ * every partition every few seconds of a chain's event time (ingest/publisher.ts), so the
  * aggregator's merge, which orders a chain across partitions, does not read that partition far
  * ahead looking for the chain (aggregators/merge.ts). A chain's records come in event time, so
  * none still to come on that partition is earlier than `blockTime`. Keyed `chain:~mark:n`, n

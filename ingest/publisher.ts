@@ -4,11 +4,10 @@
 // calls published goes out together, a lone record without delay); while a send is in flight the
 // records pile up and go out together as soon as it finished, so batches grow only under load.
 // A failed produce is retried with backoff, never dropped.
-// Progress marks (core/topics.ts, ChainMark): after each publish call carrying swaps (a chain
-// source's; enrichment, labels and promotions publish events alone, stamped with other times), a
-// partition of an input topic that has had none of the chain's records for markAfterMs of event
-// time gets a mark with the chain's latest block time, so the aggregator's merge never reads far
-// ahead for a quiet chain.
+// Progress marks (core/topics.ts, ChainMark): after a publish call carrying swaps (a chain
+// source's; enrichment, labels and promotions publish events alone, stamped with other times),
+// every markAfterMs of a chain's event time, each partition of both input topics gets a mark with
+// the chain's latest block time, so the aggregator's merge never reads far ahead for a quiet chain.
 import type { Context } from '../core/context.ts';
 import type { ProduceMessage, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS, assertTopicValue, type ChainMark, type RawSwap, type TokenEvent } from '../core/topics.ts';
@@ -41,9 +40,9 @@ export interface IngestPublisherOptions {
   retryMinDelayMs?: number;
   retryMaxDelayMs?: number;
   /**
-   * Event time (ms) a partition of an input topic may go without a chain's records before it gets
-   * a progress mark (SPOT_INPUT_MARK_MS); 0 or unset writes none. Only a chain source's publisher
-   * sets it: marks state its chain's event-time order.
+   * Event time (ms) of a chain between its progress marks on every partition of the input topics
+   * (SPOT_INPUT_MARK_MS); 0 or unset writes none. Only a chain source's publisher sets it: marks
+   * state its chain's event-time order.
    */
   markAfterMs?: number;
 }
@@ -94,13 +93,17 @@ function markKeyFinder(): (chain: string, partition: number, partitions: number)
 type Chain = ChainMark['chain'];
 
 interface MarkTracker {
-  /** Notes a record put on a topic (its key and block time). */
-  record(topic: string, key: string, chain: Chain, blockTime: number): void;
-  /** Appends marks for the partitions the chains touched since the last call have gone quiet on. */
+  /** Notes a record of the chain (its block time). */
+  record(chain: Chain, blockTime: number): void;
+  /** Appends marks for the chains recorded since the last call that are due one. */
   mark(batch: Batch): void;
 }
 
-/** Tracks, per input topic and chain, the latest block time put on each partition. */
+/**
+ * Every afterMs of a chain's event time, a mark on every partition of both input topics: a
+ * partition that had the chain's records meanwhile does not need it, but telling which would
+ * cost a partition lookup per record, for about 4 marks a second a chain.
+ */
 function createMarkTracker(log: EventLog, afterMs: number): MarkTracker {
   const partitions = new Map<string, number>([
     [TOPICS.tokenEvents.name, TOPICS.tokenEvents.partitions],
@@ -114,50 +117,31 @@ function createMarkTracker(log: EventLog, afterMs: number): MarkTracker {
       },
       () => undefined,
     );
-  const last = new Map<string, Map<string, number[]>>([...partitions.keys()].map((topic) => [topic, new Map()]));
-  const chainTime = new Map<Chain, number>();
+  /** Per chain: its latest block time, and the one its last marks carried. */
+  const chains = new Map<Chain, { latest: number; marked: number }>();
   const touched = new Set<Chain>();
   const markKey = markKeyFinder();
 
-  const times = (topic: string, chain: string): number[] => {
-    const byChain = last.get(topic)!;
-    const count = partitions.get(topic)!;
-    let list = byChain.get(chain);
-    if (list === undefined || list.length !== count) byChain.set(chain, (list = new Array<number>(count).fill(0)));
-    return list;
-  };
-
   return {
-    record(topic, key, chain, blockTime) {
-      const list = times(topic, chain);
-      const partition = partitionFor(key, list.length);
-      if (blockTime > list[partition]!) list[partition] = blockTime;
-      if (blockTime > (chainTime.get(chain) ?? 0)) chainTime.set(chain, blockTime);
+    record(chain, blockTime) {
+      const times = chains.get(chain);
+      if (!times) chains.set(chain, { latest: blockTime, marked: 0 });
+      else if (blockTime > times.latest) times.latest = blockTime;
       touched.add(chain);
     },
     mark(batch) {
       for (const chain of touched) {
-        const blockTime = chainTime.get(chain)!;
-        for (const topic of partitions.keys()) {
-          const list = times(topic, chain);
-          const swaps = topic === TOPICS.swaps.name;
-          for (let partition = 0; partition < list.length; partition++) {
-            if (blockTime - list[partition]! < afterMs) continue;
-            list[partition] = blockTime;
-            const mark: ChainMark = { mark: 'progress', chain, blockTime };
-            const message = {
-              key: markKey(chain, partition, list.length),
-              value: JSON.stringify(mark),
-              timestamp: blockTime,
-            };
-            if (swaps) {
-              batch.swaps.push(message);
-              batch.swapMarks++;
-            } else {
-              batch.events.push(message);
-              batch.eventMarks++;
-            }
-          }
+        const times = chains.get(chain)!;
+        if (times.latest - times.marked < afterMs) continue;
+        times.marked = times.latest;
+        const mark: ChainMark = { mark: 'progress', chain, blockTime: times.latest };
+        const value = JSON.stringify(mark);
+        for (const [topic, count] of partitions) {
+          const into = topic === TOPICS.swaps.name ? batch.swaps : batch.events;
+          for (let partition = 0; partition < count; partition++)
+            into.push({ key: markKey(chain, partition, count), value, timestamp: times.latest });
+          if (into === batch.swaps) batch.swapMarks += count;
+          else batch.eventMarks += count;
         }
       }
       touched.clear();
@@ -249,14 +233,12 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
       const tracker = records.swaps.length > 0 ? marks : null;
       return new Promise<void>((resolve) => {
         for (const event of records.events) {
-          const key = tokenEventKey(event);
-          pending.events.push({ key, value: JSON.stringify(event), timestamp: event.blockTime });
-          tracker?.record(TOPICS.tokenEvents.name, key, event.chain, event.blockTime);
+          pending.events.push({ key: tokenEventKey(event), value: JSON.stringify(event), timestamp: event.blockTime });
+          tracker?.record(event.chain, event.blockTime);
         }
         for (const swap of records.swaps) {
-          const key = swapKey(swap);
-          pending.swaps.push({ key, value: JSON.stringify(swap), timestamp: swap.blockTime });
-          tracker?.record(TOPICS.swaps.name, key, swap.chain, swap.blockTime);
+          pending.swaps.push({ key: swapKey(swap), value: JSON.stringify(swap), timestamp: swap.blockTime });
+          tracker?.record(swap.chain, swap.blockTime);
           ctx.metrics.ingestProcessed(swap.chain, swap.blockNumber, swap.blockTime);
         }
         tracker?.mark(pending);

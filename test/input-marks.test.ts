@@ -1,6 +1,6 @@
-// Progress marks on the input topics (ingest/publisher.ts, core/topics.ts ChainMark): a partition
-// that has had none of a chain's records for a while gets a mark, so the aggregator's merge does
-// not read it ahead (buffering everything it reads) while the chain is quiet there. The marks
+// Progress marks on the input topics (ingest/publisher.ts, core/topics.ts ChainMark): every few
+// seconds of a chain's event time each partition gets a mark, so the aggregator's merge does not
+// read a partition ahead (buffering everything it reads) while the chain is quiet there. The marks
 // change no table: the same records with and without them aggregate to the same rows.
 import assert from 'node:assert/strict';
 import { createAggregator } from '../aggregators/aggregator.ts';
@@ -107,7 +107,7 @@ describe('progress marks on the input topics', function () {
     for (const env of envs) await env.close();
   });
 
-  it('mark the partitions a chain left quiet, each with a key of that partition and a time no later record undercuts', async () => {
+  it("mark every partition as a chain's time goes on, each with a key of that partition and a time no later record undercuts", async () => {
     const env = await createAggregatorEnv('spot-marks-publisher-');
     envs.push(env);
     const records = blocks(120);

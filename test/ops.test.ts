@@ -17,7 +17,7 @@ import { createMetrics } from '../core/metrics.ts';
 import { createClickHouseClient } from '../clickhouse/client.ts';
 import { createStore } from '../clickhouse/store.ts';
 import { createOps } from '../query-api/ops-routes.ts';
-import { createRuntime, waitForShutdown } from '../cli/runtime.ts';
+import { createRuntime, waitForShutdown, type Runtime } from '../cli/runtime.ts';
 import { answersOk, freePort, waitFor } from './helpers/ports.ts';
 
 const KEY = 'ops-test-key-0001';
@@ -407,36 +407,39 @@ describe('operations: log format', () => {
   });
 });
 
+/** A runtime on a data dir of its own, removed after fn. */
+async function withRuntime(prefix: string, fn: (runtime: Runtime) => Promise<void>): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  try {
+    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
+    await fn(await createRuntime(ctx));
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 describe('operations: a part that fails', () => {
   it('shuts the runtime down in order and exits 1 (a supervisor restarts it from its snapshot)', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-fail-'));
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
-    const runtime = await createRuntime(ctx);
-    const stopped: string[] = [];
-    runtime.add({ name: 'aggregator', stop: async () => void stopped.push('aggregator') });
-    runtime.add({ name: 'serving', stop: async () => void stopped.push('serving') });
-    try {
+    await withRuntime('spot-fail-', async (runtime) => {
+      const stopped: string[] = [];
+      runtime.add({ name: 'aggregator', stop: async () => void stopped.push('aggregator') });
+      runtime.add({ name: 'serving', stop: async () => void stopped.push('serving') });
       const exitCode = waitForShutdown(runtime, Promise.resolve(), new EventEmitter());
       runtime.fail('aggregator', new Error('database is locked'));
       assert.equal(await exitCode, 1);
       assert.deepEqual(stopped, ['serving', 'aggregator']);
-    } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('operations: a shutdown signal during start-up', () => {
   it('waits for the roles to finish starting, then stops every part they added', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-early-signal-'));
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
-    const runtime = await createRuntime(ctx);
-    const stopped: string[] = [];
-    let finishStart!: () => void;
-    const starting = new Promise<void>((resolve) => (finishStart = resolve)).then(() =>
-      runtime.add({ name: 'ingest', stop: async () => void stopped.push('ingest') }),
-    );
-    try {
+    await withRuntime('spot-early-signal-', async (runtime) => {
+      const stopped: string[] = [];
+      let finishStart!: () => void;
+      const starting = new Promise<void>((resolve) => (finishStart = resolve)).then(() =>
+        runtime.add({ name: 'ingest', stop: async () => void stopped.push('ingest') }),
+      );
       const signals = new EventEmitter();
       const exitCode = waitForShutdown(runtime, starting, signals);
       signals.emit('SIGTERM', 'SIGTERM');
@@ -446,56 +449,45 @@ describe('operations: a shutdown signal during start-up', () => {
       finishStart();
       assert.equal(await exitCode, 0);
       assert.deepEqual(stopped, ['ingest']);
-    } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('operations: parts stopped alongside', () => {
+  /** A stop that notes its start and end in `events` and takes `ms`. */
+  const stopTaking = (events: string[], name: string, ms: number) => async () => {
+    events.push(`${name} stopping`);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    events.push(`${name} stopped`);
+  };
+
   it('stops an alongside part together with the parts after it, and closes the log once all are done', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-alongside-'));
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
-    const runtime = await createRuntime(ctx);
-    const events: string[] = [];
-    const closeLog = runtime.log.close.bind(runtime.log);
-    runtime.log.close = async () => {
-      events.push('log closed');
-      await closeLog();
-    };
-    const slowStop = (name: string) => async () => {
-      events.push(`${name} stopping`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      events.push(`${name} stopped`);
-    };
-    // Started in this order; stopped in reverse: ingest (alongside), serving (alongside), aggregator.
-    runtime.add({ name: 'aggregator', stop: slowStop('aggregator') });
-    runtime.add({ name: 'serving', alongside: true, stop: slowStop('serving') });
-    runtime.add({ name: 'ingest', alongside: true, stop: slowStop('ingest') });
-    try {
+    await withRuntime('spot-alongside-', async (runtime) => {
+      const events: string[] = [];
+      const closeLog = runtime.log.close.bind(runtime.log);
+      runtime.log.close = async () => {
+        events.push('log closed');
+        await closeLog();
+      };
+      const slowStop = (name: string) => stopTaking(events, name, 50);
+      // Started in this order; stopped in reverse: ingest (alongside), serving (alongside), aggregator.
+      runtime.add({ name: 'aggregator', stop: slowStop('aggregator') });
+      runtime.add({ name: 'serving', alongside: true, stop: slowStop('serving') });
+      runtime.add({ name: 'ingest', alongside: true, stop: slowStop('ingest') });
       await runtime.stop();
       // All three began before any finished: none waited for another.
       assert.deepEqual(events.slice(0, 3), ['ingest stopping', 'serving stopping', 'aggregator stopping']);
       assert.equal(events.at(-1), 'log closed');
       assert.equal(events.filter((event) => event.endsWith(' stopped')).length, 3);
-    } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('still stops a part that is not alongside only after the one before it', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-in-order-'));
-    const ctx = createContext(loadConfig({ SPOT_DATA_DIR: dataDir }), createLogger('silent'));
-    const runtime = await createRuntime(ctx);
-    const events: string[] = [];
-    const slowStop = (name: string) => async () => {
-      events.push(`${name} stopping`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      events.push(`${name} stopped`);
-    };
-    runtime.add({ name: 'sql-endpoint', stop: slowStop('sql-endpoint') });
-    runtime.add({ name: 'aggregator', stop: slowStop('aggregator') });
-    try {
+    await withRuntime('spot-in-order-', async (runtime) => {
+      const events: string[] = [];
+      const slowStop = (name: string) => stopTaking(events, name, 20);
+      runtime.add({ name: 'sql-endpoint', stop: slowStop('sql-endpoint') });
+      runtime.add({ name: 'aggregator', stop: slowStop('aggregator') });
       await runtime.stop();
       assert.deepEqual(events, [
         'aggregator stopping',
@@ -503,8 +495,6 @@ describe('operations: parts stopped alongside', () => {
         'sql-endpoint stopping',
         'sql-endpoint stopped',
       ]);
-    } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });
