@@ -36,7 +36,7 @@ import {
   writeSnapshotFile,
   type StateCapture,
 } from './snapshot.ts';
-import { newState, type AggregatorState } from './state.ts';
+import { newState, type AggregatorState, type UnbuiltViews } from './state.ts';
 import { buildToken } from './view.ts';
 import { WALLET_PARK_IDLE_MS } from './wallet-facts.ts';
 import { openWalletStore, type WalletStore } from './wallet-store.ts';
@@ -435,6 +435,27 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     await buildViews(beginViewsPass(false)!, never);
   }
 
+  /**
+   * Every token whose views are not published yet (a pass under way counts whole: its messages go
+   * out only once it completes), taken out of the views' bookkeeping for the final snapshot.
+   */
+  function takeUnbuiltViews(): UnbuiltViews {
+    const changed = new Set(viewsPass?.changed);
+    const traded = new Set(viewsPass?.traded);
+    for (const key of viewsChanged) changed.add(key);
+    for (const key of viewsTraded) traded.add(key);
+    for (const waiting of viewsWaiting.values()) {
+      for (const key of waiting.changed) changed.add(key);
+      for (const key of waiting.traded) traded.add(key);
+    }
+    viewsPass = null;
+    viewsWaiting.clear();
+    // Kept pending too, so the tokens stay in memory when the idle ones are parked.
+    viewsChanged = changed;
+    viewsTraded = traded;
+    return { changed: [...changed], traded: [...traded] };
+  }
+
   /** Chains catching up, each with whether its tokens wait (a live pass took some under catchUpViewsEveryMs ago). */
   function catchingUp(now: number): Map<string, boolean> {
     const chains = new Map<string, boolean>();
@@ -593,10 +614,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   /**
    * Takes the state and its offsets at once; the file is written once the store acknowledged every
    * row they cover, while processing goes on; embedded, its tokens are serialised in slices between
-   * input batches (snapshot.ts captureState), unless `atOnce`. Distributed, the store holds every row
-   * first and owned partitions are made durable: a local snapshot never runs ahead of them.
+   * input batches (snapshot.ts captureState), unless `final`. Distributed, the store holds every row
+   * first and owned partitions are made durable: a local snapshot never runs ahead of them. The
+   * final one (a stop) is captured at once and evicts nothing, while the store takes the last rows.
    */
-  async function snapshot(atOnce = false): Promise<void> {
+  async function snapshot(final = false): Promise<void> {
     if (options.partitioned) {
       await sinks.drain();
       try {
@@ -611,7 +633,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       }
     }
     // Idle tokens leave memory here, once their views are published and the store holds their rows.
-    if (eviction) await eviction.evictIdle(() => sinks.drain());
+    if (eviction && !final) await eviction.evictIdle(() => sinks.drain());
     // Counted here, not at each flush: a pass over the live tokens (0.7 % of a warm start's thread).
     ctx.metrics.set('aggregator.holders_in_memory', holdersInMemory(state));
     // The previous file waits for its capture: that completes now if it has not yet.
@@ -622,7 +644,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     // Distributed, owned partitions' tokens are read outside tokenIn (partitioned.ts): taken at once.
     let captured: Promise<void> | undefined;
     let abandoned = false;
-    if (atOnce || options.partitioned) capture.step(never);
+    if (final || options.partitioned) capture.step(never);
     else {
       const slices = captureInSlices(capture);
       captured = slices.done;
@@ -723,9 +745,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
 
   /**
    * Moves idle wallets, then the holder records of wallets not in memory, to the store until
-   * `due()` (without it, the rest of both passes); true once both reached their last wallet and token.
+   * `due()`; true once both reached their last wallet and token.
    */
-  function parkWalletSlice(due?: () => boolean): boolean {
+  function parkWalletSlice(due: () => boolean): boolean {
     if (!walletsPassDone) {
       const { parked, done } = processor!.wallets.park(
         (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
@@ -735,7 +757,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
       if (!done) return false;
       walletsPassDone = true;
-      if (due?.()) return false;
+      if (due()) return false;
     }
     if (!processor!.parkHolders(state.processed, due).done) return false;
     walletsPassDone = false;
@@ -858,6 +880,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         walletStore.rollback(loaded ? state.processed : 0);
       }
       lastSnapshotProcessed = state.processed;
+      if (state.views) {
+        for (const key of state.views.changed) viewsChanged.add(key);
+        for (const key of state.views.traded) viewsTraded.add(key);
+        delete state.views;
+      }
       const partitioning = options.partitioned?.attach(state, {
         state: () => state,
         processor: () => processor!,
@@ -906,6 +933,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         'aggregator starting',
       );
       running = consumer.run(eachBatch).catch(fail);
+      // The views a stop left unbuilt, with no input needed.
+      scheduleViews();
     },
 
     async stop() {
@@ -928,11 +957,17 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         // Only what is processed already is flushed; the rest of the input stays on the log.
         await flush();
         phase('input');
-        await flushViews();
+        if (options.partitioned) {
+          // Another instance may take the partitions over from the store: their views go out now.
+          await flushViews();
+          await sinks.drain();
+        } else {
+          // The views not built yet are named in the final snapshot; the next start builds them
+          // first (1–2.7 s of a SIGTERM on the spread market when built here).
+          const unbuilt = takeUnbuiltViews();
+          if (unbuilt.changed.length > 0 || unbuilt.traded.length > 0) state.views = unbuilt;
+        }
         phase('views');
-        await sinks.drain();
-        phase('store');
-        // The last views unparked the tokens they read: the final snapshot keeps every idle one parked.
         processor.parkIdle();
         phase('parkTokens');
         // The final snapshot below supersedes one under way: its capture is dropped, not finished
@@ -940,12 +975,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         abandonSnapshot?.();
         await snapshotWrite;
         phase('earlierSnapshot');
-        if (walletStore) {
-          // The first call finishes a pass under way, the second goes over every wallet.
-          for (let passes = 0; passes < 2; ) if (parkWalletSlice()) passes++;
-        }
-        phase('parkWallets');
+        // Idle wallets still in memory go into the file rather than to the wallet store (a whole
+        // park pass took 1.4–2.8 s of a SIGTERM); the next start parks them.
         await snapshot(true);
+        phase('capture');
+        // The file waits for the store's acknowledgement of the last rows, drained meanwhile.
         await snapshotWrite;
         phase('snapshot');
         logger.info({ pendingAtStop, phasesMs: phases }, 'aggregator stop phases');

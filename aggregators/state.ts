@@ -260,6 +260,14 @@ export interface AggregatorState {
   /** Per "topic:partition" and chain, the offset after the last message of that chain processed. */
   chainOffsets: Record<string, Record<string, number>>;
   processed: number;
+  /** Embedded, in a stop's snapshot only: the tokens whose views the next start builds first. */
+  views?: UnbuiltViews;
+}
+
+/** Token keys whose token view (`changed`) or candle view (`traded`) is not published yet. */
+export interface UnbuiltViews {
+  changed: string[];
+  traded: string[];
 }
 
 export function newState(): AggregatorState {

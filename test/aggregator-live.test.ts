@@ -304,7 +304,7 @@ describe('aggregator views while a chain catches up', function () {
       await until('the live chain had its token view published at once', () => tokenViews(liveKey) > liveBefore);
       assert.equal(tokenViews(behindKey), behindBefore, 'the chain behind the clock waits for its turn');
 
-      // A whole flush (drain, a snapshot, stop) publishes what waits.
+      // A whole flush (drain, a snapshot) publishes what waits.
       await aggregator.drain();
       assert.equal(tokenViews(behindKey), behindBefore + 1, 'its view went out with the flush');
       await assertViewsCurrent(aggregator, base);
