@@ -60,8 +60,6 @@ export interface Processor {
   readonly state: AggregatorState;
   /** The wallet-facts stage over state.wallets (and the parked wallets' store, embedded). */
   readonly wallets: WalletFacts;
-  /** Embedded: parks every idle token now (before the last snapshot, views published); returns how many. */
-  parkIdle(): number;
   /**
    * Embedded: moves the holder records of wallets not in memory (parked or forgotten) to the wallet
    * store at `version`, until `due()` says the slice is spent (at most 256 written a slice; without

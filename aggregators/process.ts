@@ -62,13 +62,7 @@ import {
   type TradeRec,
 } from './windows.ts';
 import { clampPct, decTextOnce, unitsText } from './format.ts';
-import {
-  newBatchOutput,
-  type BatchOutput,
-  type InputPosition,
-  type Partitioning,
-  type Processor,
-} from './contracts.ts';
+import { type BatchOutput, type InputPosition, type Partitioning, type Processor } from './contracts.ts';
 import { forgetOldIds, newRecentIds, seenBefore } from './dedupe.ts';
 import { PARK_TICK_MS, parkToken, tokenIn } from './parking.ts';
 
@@ -683,13 +677,6 @@ export function createProcessor(
       store.putHolders(rows, version);
       if (rows.length > 0) metrics.inc('aggregator.holders_parked', rows.length);
       return { parked: rows.length, done };
-    },
-    parkIdle() {
-      if (parkIdleMs === undefined) return 0;
-      let parked = 0;
-      for (const [chain, time] of Object.entries(state.watermarks))
-        parked += parkIdle(chain as Chain, time, parkIdleMs, newBatchOutput());
-      return parked;
     },
     swap,
     event,
