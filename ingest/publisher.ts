@@ -4,10 +4,11 @@
 // calls published goes out together, a lone record without delay); while a send is in flight the
 // records pile up and go out together as soon as it finished, so batches grow only under load.
 // A failed produce is retried with backoff, never dropped.
-// Progress marks (core/topics.ts, ChainMark): after a publish call carrying swaps (a chain
-// source's; enrichment, labels and promotions publish events alone, stamped with other times),
-// every markAfterMs of a chain's event time, each partition of both input topics gets a mark with
-// the chain's latest block time, so the aggregator's merge never reads far ahead for a quiet chain.
+// Progress marks (core/topics.ts, ChainMark): after a publish call carrying swaps or a source's
+// block progress (enrichment, labels and promotions publish events alone, stamped with other
+// times), every markAfterMs of a chain's event time, each partition of both input topics gets a
+// mark with the chain's latest block time, so the aggregator's merge never reads far ahead for a
+// quiet chain, nor for one whose blocks hold none of its records.
 import type { Context } from '../core/context.ts';
 import type { ProduceMessage, EventLog } from '../core/eventlog/types.ts';
 import { TOPICS, assertTopicValue, type ChainMark, type RawSwap, type TokenEvent } from '../core/topics.ts';
@@ -17,6 +18,11 @@ import { partitionFor } from '../core/eventlog/partitioner.ts';
 export interface IngestRecords {
   swaps: RawSwap[];
   events: TokenEvent[];
+  /**
+   * A block source's progress: it has read its chain's blocks through this block time, empty ones
+   * too, and what it publishes later is no earlier. It makes marks when the chain publishes nothing.
+   */
+  progress?: { chain: ChainMark['chain']; blockTime: number };
 }
 
 export interface IngestPublisher {
@@ -230,7 +236,7 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
     publish(records) {
       for (const event of records.events) assertTopicValue(TOPICS.tokenEvents, event);
       for (const swap of records.swaps) assertTopicValue(TOPICS.swaps, swap);
-      const tracker = records.swaps.length > 0 ? marks : null;
+      const tracker = records.swaps.length > 0 || records.progress ? marks : null;
       return new Promise<void>((resolve) => {
         for (const event of records.events) {
           pending.events.push({ key: tokenEventKey(event), value: JSON.stringify(event), timestamp: event.blockTime });
@@ -241,6 +247,7 @@ export function createIngestPublisher(ctx: Context, options: IngestPublisherOpti
           tracker?.record(swap.chain, swap.blockTime);
           ctx.metrics.ingestProcessed(swap.chain, swap.blockNumber, swap.blockTime);
         }
+        if (records.progress) tracker?.record(records.progress.chain, records.progress.blockTime);
         tracker?.mark(pending);
         pending.waiters.push(resolve);
         if (sending) return;

@@ -27,6 +27,7 @@ import { createPoolRegistry, createTokenRegistry } from '../ingest/evm/registry.
 import { createIngestPublisher } from '../ingest/publisher.ts';
 import { createEvmRpcSource } from '../ingest/sources/evm-rpc.ts';
 import type { ChainSource } from '../ingest/sources/solana-rpc.ts';
+import { markTimesByPartition } from './helpers/chain-marks.ts';
 import { startRecordedRpcServer, type RecordedRpcServer } from './helpers/recorded-rpc-server.ts';
 
 const ctx: Context = createContext(loadConfig({}), createLogger((process.env.TEST_LOG_LEVEL as 'silent') || 'silent'));
@@ -217,7 +218,7 @@ describe('evm source by block', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function start(): void {
+  function start(publisher = createIngestPublisher(ctx, { log })): void {
     const tokens = createTokenRegistry();
     tokens.registerToken(chain, TOKEN, { decimals: 18, name: 'Blocks', symbol: 'BLK' });
     tokens.registerToken(chain, LAUNCHED, { decimals: 18, name: 'Launched', symbol: 'LNC' });
@@ -227,7 +228,7 @@ describe('evm source by block', () => {
       chain,
       url: server.url,
       decoder: createEvmDecoder({ chain, tokens, pools }),
-      publisher: createIngestPublisher(ctx, { log }),
+      publisher,
       cursors,
       confirmations: 0,
       fromBlock: 1,
@@ -295,6 +296,24 @@ describe('evm source by block', () => {
     head = 30;
     await waitFor('block 30', () => blockOf() === 30);
     await assertAllOnce(30);
+  });
+
+  it("marks the chain's progress through blocks without records: the input partitions get the newest block's time", async () => {
+    // Blocks 1–8 trade; 9–24 hold nothing the source follows.
+    serve(
+      server,
+      () => 24,
+      (n) => (n <= 8 ? txsOf(n) : []),
+    );
+    start(createIngestPublisher(ctx, { log, markAfterMs: 2_000 }));
+    await waitFor('block 24', () => blockOf() === 24);
+    const marks = await markTimesByPartition(log, TOPICS.swaps.name, chain);
+    const blockTime = (n: number) => (1_700_000_000 + n * 2) * 1000;
+    for (const [partition, times] of marks.entries()) {
+      // Ranges of 4 blocks (8 s): one mark each, the last at block 24 although block 8 traded last.
+      assert.equal(Math.max(...times), blockTime(24), `partition ${partition}: ${times.join(', ')}`);
+      assert.ok(times.filter((time) => time > blockTime(8)).length >= 4, `partition ${partition}: ${times.join(', ')}`);
+    }
   });
 
   it('retries 429, 5xx, malformed JSON, dropped sockets and wrong shapes without losing or doubling a record', async () => {

@@ -33,6 +33,7 @@ import { createSolanaGeyserSource } from '../ingest/sources/solana-geyser.ts';
 import { geyserBlock, geyserTransaction } from '../ingest/sources/solana-geyser-block.ts';
 import type { ChainSource } from '../ingest/sources/solana-rpc.ts';
 import { systemTransferCall } from '../ingest/transfers/solana-transfers.ts';
+import { markTimesByPartition } from './helpers/chain-marks.ts';
 import { startGeyserServer, toGeyserTransaction, type GeyserServer } from './helpers/geyser-server.ts';
 
 const ctx: Context = createContext(loadConfig({}), createLogger((process.env.TEST_LOG_LEVEL as 'silent') || 'silent'));
@@ -165,7 +166,12 @@ function createChain(server: GeyserServer) {
   const hashOf = (slot: number, branch: string) =>
     base58Encode(Buffer.from(seedHash(`geyser/${branch}/${slot}`).slice(2), 'hex'));
   let last: { slot: number; hash: string } | null = null;
-  const blockOf = (slot: number, branch: string, parent: { slot: number; hash: string }): SubscribeUpdateBlock => {
+  const blockOf = (
+    slot: number,
+    branch: string,
+    parent: { slot: number; hash: string },
+    empty: boolean,
+  ): SubscribeUpdateBlock => {
     const tx = txAt(slot, branch);
     const { slot: _s, blockTime: _t, ...body } = tx;
     return SubscribeUpdate.fromPartial({
@@ -175,15 +181,15 @@ function createChain(server: GeyserServer) {
         parentSlot: String(parent.slot),
         parentBlockhash: parent.hash,
         blockTime: { timestamp: String(tx.blockTime) },
-        executedTransactionCount: '1',
-        transactions: [toGeyserTransaction(body, 0)],
+        executedTransactionCount: empty ? '0' : '1',
+        transactions: empty ? [] : [toGeyserTransaction(body, 0)],
       },
     }).block!;
   };
   return {
     canonical,
-    /** Produces the slots after `parent` up to `until` on `branch`, skipping `skip`. */
-    extend(parent: number, until: number, branch = 'main', skip: number[] = []) {
+    /** Produces the slots after `parent` up to `until` on `branch`, skipping `skip`; those from `emptyFrom` hold no transaction. */
+    extend(parent: number, until: number, branch = 'main', skip: number[] = [], emptyFrom = Infinity) {
       let link =
         parent === last?.slot || !last
           ? (last ?? { slot: parent, hash: hashOf(parent, 'genesis') })
@@ -191,8 +197,8 @@ function createChain(server: GeyserServer) {
       for (const slot of [...canonical.keys()]) if (slot > parent) canonical.delete(slot);
       for (let slot = parent + 1; slot <= until; slot++) {
         if (skip.includes(slot)) continue;
-        const block = blockOf(slot, branch, link);
-        canonical.set(slot, txAt(slot, branch));
+        const block = blockOf(slot, branch, link, slot >= emptyFrom);
+        if (slot < emptyFrom) canonical.set(slot, txAt(slot, branch));
         server.add(block);
         link = { slot, hash: block.blockhash };
       }
@@ -299,6 +305,20 @@ describe('solana geyser source', () => {
     await waitFor('the ping answer', () => server.pings === 1);
     assert.equal(server.requests.length, 1, 'one stream');
     await assertPublishedOnce(chain.expected(101, 134));
+  });
+
+  it("marks the chain's progress through blocks without records: the input partitions get the newest block's time", async () => {
+    const chain = createChain(server);
+    chain.extend(100, 140, 'main', [], 109);
+    start({ publisher: createIngestPublisher(ctx, { log, markAfterMs: 2_000 }) });
+    await waitFor('slot 140', () => slotOf() === 140);
+    const marks = await markTimesByPartition(log, TOPICS.swaps.name);
+    const blockTime = (slot: number) => (1_700_000_000 + slot) * 1000;
+    for (const [partition, times] of marks.entries()) {
+      // Blocks come as streamed, a mark every 2 s of them: the last within 2 s of slot 140, although
+      // slot 108 traded last.
+      assert.ok(Math.max(...times) > blockTime(140) - 2_000, `partition ${partition}: ${times.join(', ')}`);
+    }
   });
 
   it('resumes after a restart mid-stream from the cursor + 1: nothing lost, nothing doubled', async () => {

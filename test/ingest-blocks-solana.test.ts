@@ -22,6 +22,7 @@ import type { SolanaTransaction } from '../ingest/solana/transaction.ts';
 import { createSolanaBlockSource, type SolanaBlockCursor } from '../ingest/sources/solana-blocks.ts';
 import type { ChainSource } from '../ingest/sources/solana-rpc.ts';
 import { systemTransferCall } from '../ingest/transfers/solana-transfers.ts';
+import { markTimesByPartition } from './helpers/chain-marks.ts';
 import { RpcFault, startRecordedRpcServer, type RecordedRpcServer } from './helpers/recorded-rpc-server.ts';
 
 const ctx: Context = createContext(loadConfig({}), createLogger((process.env.TEST_LOG_LEVEL as 'silent') || 'silent'));
@@ -219,6 +220,25 @@ describe('solana block source', () => {
     const getBlocks = server.calls.filter((call) => call.method === 'getBlock');
     assert.equal(getBlocks.length, ledger.blocks.size + 1, 'one getBlock per listed slot');
     assert.ok(ctx.metrics.get('ingest.solana.skipped_slots') >= 1);
+  });
+
+  it("marks the chain's progress through blocks without records: the input partitions get the newest block's time", async () => {
+    const ledger = createLedger(server);
+    ledger.extend(100, 140);
+    // Slots 109–140 hold no transaction the decoders take.
+    for (let slot = 109; slot <= 140; slot++) ledger.blocks.get(slot)!.transactions = [];
+    start({ publisher: createIngestPublisher(ctx, { log, markAfterMs: 2_000 }) });
+    await waitFor('slot 140', () => slotOf() === 140);
+    const marks = await markTimesByPartition(log, TOPICS.tokenEvents.name);
+    const blockTime = (slot: number) => (1_700_000_000 + slot) * 1000;
+    for (const [partition, times] of marks.entries()) {
+      // Batches of 4 slots (4 s): a mark each, the last at slot 140 although slot 108 traded last.
+      assert.equal(Math.max(...times), blockTime(140), `partition ${partition}: ${times.join(', ')}`);
+      assert.ok(
+        times.filter((time) => time > blockTime(108)).length >= 8,
+        `partition ${partition}: ${times.join(', ')}`,
+      );
+    }
   });
 
   it('restarts from the first unacknowledged batch after a crash: nothing lost, nothing doubled', async () => {

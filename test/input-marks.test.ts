@@ -11,6 +11,7 @@ import { createIngestPublisher, swapKey, type IngestRecords } from '../ingest/pu
 import { createAggregatorEnv, type AggregatorEnv } from './helpers/aggregator-env.ts';
 import { T0 } from './fixtures/aggregator-scenario.ts';
 import { dumpTables } from './fixtures/aggregator-dump.ts';
+import { markTimesByPartition } from './helpers/chain-marks.ts';
 
 const SOL_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 const BASE_USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913';
@@ -56,14 +57,20 @@ const busyTokens = solTokens.filter((token) => partitionOf('solana', token) === 
  * a quiet Base (one token, a swap every 10 s), with a funding event now and then. The other
  * partitions, lacking Base, are sparser in event time than the one the merge gates on.
  */
-function blocks(seconds: number): IngestRecords[] {
+function blocks(
+  seconds: number,
+  base: { swapAt: (ms: number) => boolean; progressEveryMs?: number } = { swapAt: (ms) => ms % 10_000 === 5_000 },
+): IngestRecords[] {
   const out: IngestRecords[] = [];
   let n = 0;
   for (let ms = 0; ms < seconds * 1000; ms += 100) {
     const time = T0 + ms;
     const records: IngestRecords = { swaps: [swap('solana', solTokens[n % 32]!, n++, time)], events: [] };
     for (let i = 0; i < 3; i++) records.swaps.push(swap('solana', busyTokens[n % busyTokens.length]!, n++, time));
-    if (ms % 10_000 === 5_000) records.swaps.push(swap('base', baseToken, n++, time));
+    if (base.swapAt(ms)) records.swaps.push(swap('base', baseToken, n++, time));
+    // Base's block source, a call of its own: the blocks it read through this time, records or none.
+    if (base.progressEveryMs && ms % base.progressEveryMs === 0)
+      out.push({ swaps: [], events: [], progress: { chain: 'base', blockTime: time } });
     if (ms % 7_000 === 0) {
       const funding: TokenEvent = {
         id: `solana:fund${n}:0`,
@@ -98,6 +105,23 @@ async function readAll(log: EventLog, topic: string): Promise<LogMessage[]> {
   const out: LogMessage[] = [];
   await log.readToEnd(topic, (message) => out.push(message));
   return out;
+}
+
+/** Publishes the records on a new log, aggregates them all, and reports the merge's peak and the tables. */
+async function aggregateOnce(envs: AggregatorEnv[], markAfterMs: number, records: IngestRecords[]) {
+  const env = await createAggregatorEnv('spot-marks-merge-');
+  envs.push(env);
+  await publishAll(env, markAfterMs, records);
+  const aggregator = createAggregator(env.ctx, { log: env.log, store: env.store, maxBatch: FETCH, name: 'marks' });
+  await aggregator.start();
+  await aggregator.drain();
+  await aggregator.stop();
+  return {
+    peak: env.ctx.metrics.get('aggregator.merge_buffered_peak'),
+    tables: await dumpTables(env.client),
+    processed: aggregator.processed(),
+    baseMarks: (await markTimesByPartition(env.log, TOPICS.swaps.name, 'base')).flat().length,
+  };
 }
 
 describe('progress marks on the input topics', function () {
@@ -156,22 +180,8 @@ describe('progress marks on the input topics', function () {
 
   it('keep the merge from reading ahead for a quiet chain, and change no table', async () => {
     const records = blocks(600);
-    const runs: Array<{ peak: number; tables: unknown; processed: number }> = [];
-    for (const markAfterMs of [MARK_AFTER_MS, 0]) {
-      const env = await createAggregatorEnv('spot-marks-merge-');
-      envs.push(env);
-      await publishAll(env, markAfterMs, records);
-      const aggregator = createAggregator(env.ctx, { log: env.log, store: env.store, maxBatch: FETCH, name: 'marks' });
-      await aggregator.start();
-      await aggregator.drain();
-      await aggregator.stop();
-      runs.push({
-        peak: env.ctx.metrics.get('aggregator.merge_buffered_peak'),
-        tables: await dumpTables(env.client),
-        processed: aggregator.processed(),
-      });
-    }
-    const [marked, unmarked] = runs as [(typeof runs)[0], (typeof runs)[0]];
+    const marked = await aggregateOnce(envs, MARK_AFTER_MS, records);
+    const unmarked = await aggregateOnce(envs, 0, records);
     const elsewhere = records
       .flatMap((call) => call.swaps)
       .filter((s) => partitionOf(s.chain as 'solana' | 'base', s.token) !== partitionOf('base', baseToken)).length;
@@ -183,5 +193,25 @@ describe('progress marks on the input topics', function () {
     assert.ok(marked.peak < 2 * FETCH * 8, peaks);
     assert.ok(marked.processed > unmarked.processed, 'the marks are processed too');
     assert.deepEqual(marked.tables, unmarked.tables);
+  });
+
+  it("mark a chain whose blocks hold none of its records from its source's block progress, so the merge does not read ahead for it", async () => {
+    // Base trades at 5.0 and 5.5 s (the second too soon after the first for a mark of its own),
+    // then not until 595 s; its source reads a block every 2 s throughout.
+    const base = { swapAt: (ms: number) => ms === 5_000 || ms === 5_500 || ms === 595_000, progressEveryMs: 2_000 };
+    const withProgress = blocks(600, base);
+    const withoutProgress = withProgress.filter((call) => !call.progress);
+    const progressed = await aggregateOnce(envs, MARK_AFTER_MS, withProgress);
+    const silent = await aggregateOnce(envs, MARK_AFTER_MS, withoutProgress);
+    const partitions = TOPICS.swaps.partitions;
+    // A mark on every partition per 2 s of Base's blocks; without them, only at its trades.
+    assert.ok(progressed.baseMarks >= (600 / 2 - 1) * partitions, `${progressed.baseMarks} Base marks`);
+    assert.ok(silent.baseMarks <= 2 * partitions, `${silent.baseMarks} Base marks without progress`);
+    const peaks = `peaks ${progressed.peak} with progress, ${silent.peak} without`;
+    // Without progress, the trade at 5.5 s waits for the other partitions until 595 s: they are
+    // read past the gate. With it, the merge holds what the gate allows.
+    assert.ok(silent.peak > 2 * FETCH * 8, peaks);
+    assert.ok(progressed.peak < 2 * FETCH * 8, peaks);
+    assert.deepEqual(progressed.tables, silent.tables);
   });
 });

@@ -389,17 +389,17 @@ export function createEvmRpcSource(ctx: Context, options: EvmRpcSourceOptions): 
       events.push(...learned.filter((event) => !createdByDecoder.has(event.token)), ...decoded.events);
       swaps.push(...decoded.swaps);
     }
-    if (swaps.length + events.length > 0) {
-      try {
-        await publisher.publish({ swaps, events });
-      } catch (error) {
-        // Only a schema violation rejects: a decoder bug, reported and skipped rather than retried forever.
-        ctx.metrics.inc('ingest.invalid_records');
-        logger.error(
-          { err: (error as Error).message, from, to },
-          'decoded records break the topic schema; range skipped',
-        );
-      }
+    // Published with no records too: the range's last block time marks the chain's progress.
+    const progress = { chain, blockTime: hexToNumber(blocks.get(to)!.timestamp) * 1000 };
+    try {
+      await publisher.publish({ swaps, events, progress });
+    } catch (error) {
+      // Only a schema violation rejects: a decoder bug, reported and skipped rather than retried forever.
+      ctx.metrics.inc('ingest.invalid_records');
+      logger.error(
+        { err: (error as Error).message, from, to },
+        'decoded records break the topic schema; range skipped',
+      );
     }
     const hashes = [...current.hashes, ...numbers.map((n) => [n, blocks.get(n)!.hash] as [number, string])];
     cursor = { block: to, hashes: hashes.filter(([number]) => number > to - window).slice(-window) };

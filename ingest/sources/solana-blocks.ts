@@ -329,8 +329,10 @@ export function createSolanaBlockSource(ctx: Context, options: SolanaBlockSource
       for (const swap of decoded.swaps) records.swaps.push(swap);
       for (const event of decoded.events) records.events.push(event);
       hashes.push([slot, block.blockhash]);
+      // The newest linked block's time marks the chain's progress, records or none.
+      if (block.blockTime !== null) records.progress = { chain: 'solana', blockTime: block.blockTime * 1000 };
     }
-    if (records.swaps.length + records.events.length > 0) {
+    if (records.swaps.length + records.events.length > 0 || records.progress) {
       try {
         await options.publisher.publish(records);
       } catch (error) {

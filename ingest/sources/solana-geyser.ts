@@ -304,10 +304,13 @@ export function createSolanaGeyserSource(ctx: Context, options: SolanaGeyserSour
       ctx.metrics.inc('ingest.solana.skipped_slots', Math.max(0, converted.slot - converted.block.parentSlot - 1));
       hashes.push([converted.slot, converted.block.blockhash]);
       slot = converted.slot;
+      // The newest linked block's time marks the chain's progress, records or none.
+      if (converted.block.blockTime !== null)
+        records.progress = { chain: 'solana', blockTime: converted.block.blockTime * 1000 };
     }
     // A walk back leaves the cursor at the newest block still believed canonical.
     if (hashes.length > 0) slot = hashes[hashes.length - 1]![0];
-    if (records.swaps.length + records.events.length > 0) {
+    if (records.swaps.length + records.events.length > 0 || records.progress) {
       try {
         await options.publisher.publish(records);
       } catch (error) {
