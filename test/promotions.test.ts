@@ -28,6 +28,7 @@ import { promotionEvent } from '../ingest/promotions/entry.ts';
 import { importPromotions, parsePromotions } from '../ingest/promotions/import.ts';
 import { createPromotionPoller } from '../ingest/promotions/poller.ts';
 import { SIM_PROMOTIONS_HOST, simPromotionOf, startSimPromotionServer } from '../ingest/promotions/sim-server.ts';
+import { captureLog } from './helpers/log-lines.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
 const NOW = Date.UTC(2025, 5, 1, 12);
@@ -271,6 +272,42 @@ describe('promotions: the poller against a hostile API', function () {
     assert.equal(report.asked, 3);
     assert.equal(report.failed, 2, 'the bad JSON and the huge body');
     assert.equal(report.refused, 3, 'the wrong tokenAddress, the wrong status, the bsc answer that is no list');
+  });
+
+  it('warns about refused entries once while they stay the same, again when they change, and counts every poll', async () => {
+    let boosts: unknown[] = [
+      { chainId: 'solana', tokenAddress: 'not-a-mint', totalAmount: 1 },
+      { chainId: 'solana', tokenAddress: MINT, totalAmount: 1 },
+    ];
+    api.set((path) => ({ body: path === '/token-boosts/latest/v1' ? JSON.stringify(boosts) : '[]' }));
+    const { logger, lines } = captureLog<{ msg: string; where?: string; refused?: number }>();
+    const logged = createContext(loadConfig({}), logger);
+    const p = createPromotionPoller(logged, {
+      fetcher,
+      baseUrl: `${base}/`,
+      publisher,
+      intervalMs: 1000,
+      now: () => NOW,
+    });
+    const warnings = () => lines.filter((line) => line.msg === 'promotion entries refused');
+    for (let i = 0; i < 3; i++) assert.equal((await p.pollOnce()).refused, 1);
+    assert.equal(warnings().length, 1, 'the same refusal three polls running: one warning');
+    // A new good entry ahead of it moves its index, not what is refused.
+    boosts = [{ chainId: 'solana', tokenAddress: MINT2, totalAmount: 1 }, ...boosts];
+    await p.pollOnce();
+    assert.equal(warnings().length, 1);
+    boosts = [...boosts, { chainId: 'solana', tokenAddress: 42, totalAmount: 1 }];
+    assert.equal((await p.pollOnce()).refused, 2);
+    assert.equal(warnings().length, 2, 'a new refusal: warned');
+    assert.equal(warnings()[1]!.refused, 2);
+    // Clean for a poll, then the same bad entries again: warned again.
+    const bad = boosts;
+    boosts = [];
+    await p.pollOnce();
+    boosts = bad;
+    await p.pollOnce();
+    assert.equal(warnings().length, 3);
+    assert.equal(logged.metrics.get('ingest.promotions.refused'), 3 * 1 + 1 + 2 + 2);
   });
 
   it('retries 429 and 5xx with backoff, then recovers on a later poll', async () => {

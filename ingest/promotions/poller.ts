@@ -52,6 +52,9 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   if (map.size > max) map.delete(map.keys().next().value!);
 }
 
+/** Paths whose last refusals are remembered (each token's orders path is one). */
+const MAX_WARNED_PATHS = 1_000;
+
 export function createPromotionPoller(ctx: Context, options: PromotionPollerOptions): PromotionPoller {
   const logger = ctx.logger.child({ component: 'promotions' });
   const maxOrders = options.maxOrdersPerPoll ?? 30;
@@ -67,6 +70,11 @@ export function createPromotionPoller(ctx: Context, options: PromotionPollerOpti
   const asked = new Map<string, number>();
   /** Ids of the promotion events already published. */
   const published = new Map<string, true>();
+  /**
+   * Per path, the refusals last warned about: a feed keeps a bad entry for hours, so the same ones
+   * again are logged at debug only (warned every poll they were a line every 5 s, forever).
+   */
+  const warnedRefusals = new Map<string, string>();
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> | null = null;
   let stopped = false;
@@ -100,10 +108,18 @@ export function createPromotionPoller(ctx: Context, options: PromotionPollerOpti
   }
 
   function reportProblems(where: string, problems: FeedProblem[]): void {
-    if (problems.length === 0) return;
+    if (problems.length === 0) {
+      warnedRefusals.delete(where);
+      return;
+    }
     for (const problem of problems) logger.debug({ where, ...problem }, 'promotion entry refused');
-    logger.warn({ where, refused: problems.length, first: problems.slice(0, 3) }, 'promotion entries refused');
     ctx.metrics.inc('ingest.promotions.refused', problems.length);
+    // By message, not index: entries shift as the feed gains new ones.
+    const refusals = problems.map((problem) => problem.message).join('\n');
+    if (warnedRefusals.get(where) === refusals) return;
+    if (warnedRefusals.size >= MAX_WARNED_PATHS) warnedRefusals.clear();
+    warnedRefusals.set(where, refusals);
+    logger.warn({ where, refused: problems.length, first: problems.slice(0, 3) }, 'promotion entries refused');
   }
 
   async function get(path: string): Promise<unknown> {
