@@ -668,6 +668,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         (written) => {
           snapshotWriting = false;
           if (!written) return;
+          ctx.metrics.inc('aggregator.snapshots_written');
           if (logger.isLevelEnabled('debug'))
             logger.debug({ bytes, ms: Date.now() - started, processed }, 'snapshot written');
           walletStore?.confirm(processed);
@@ -755,6 +756,8 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
     if (!processor!.parkHolders(state.processed, due).done) return false;
     walletsPassDone = false;
+    // Against the snapshots' count it shows whether the passes keep up (they run between snapshots).
+    ctx.metrics.inc('aggregator.wallet_park_passes');
     return true;
   }
 

@@ -90,6 +90,8 @@ describe('aggregator parking (embedded log + chDB)', function () {
     assert.ok(ctx.metrics.get('aggregator.wallets_parked') > walletsParkedFirst, 'wallets parked after the restart');
     assert.ok(ctx.metrics.get('aggregator.wallets_loaded') > 0, 'parked wallets came back');
     assert.ok(ctx.metrics.get('aggregator.holders_parked') > 0, 'holder records moved to disk');
+    assert.ok(ctx.metrics.get('aggregator.wallet_park_passes') > 0, 'park passes went through every wallet and token');
+    assert.ok(ctx.metrics.get('aggregator.snapshots_written') > 0);
     assert.ok(ctx.metrics.get('aggregator.holders_loaded') > 0, 'parked holder records came back');
     const parkingTables = await dumpTables(client);
     const parkingTokens = byKey(parking.tokens());
