@@ -117,8 +117,7 @@ export function createPromotionPoller(ctx: Context, options: PromotionPollerOpti
     // By message, not index: entries shift as the feed gains new ones.
     const refusals = problems.map((problem) => problem.message).join('\n');
     if (warnedRefusals.get(where) === refusals) return;
-    if (warnedRefusals.size >= MAX_WARNED_PATHS) warnedRefusals.clear();
-    warnedRefusals.set(where, refusals);
+    remember(warnedRefusals, where, refusals, MAX_WARNED_PATHS);
     logger.warn({ where, refused: problems.length, first: problems.slice(0, 3) }, 'promotion entries refused');
   }
 
