@@ -440,7 +440,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     'SPOT_AGGREGATE_SNAPSHOT_MS',
     30_000,
     100,
-    'longest time between aggregator snapshots (on Kafka also the cadence of ownership progress)',
+    'time from one aggregator snapshot on disk to the next one (on Kafka also the cadence of ownership progress)',
   ),
   ipfsGateway: {
     variables: ['SPOT_IPFS_GATEWAY'],

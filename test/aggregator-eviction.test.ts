@@ -61,6 +61,8 @@ describe('aggregator eviction (embedded log + chDB)', function () {
         name: 'evicting',
         maxBatch: 200,
         snapshotEveryMessages: 100,
+        // Views built every 200 messages of the backlog: a token whose view is pending stays.
+        flushEvery: 200,
         evictedStore,
       });
       await aggregator.start();
@@ -99,7 +101,14 @@ describe('aggregator eviction (embedded log + chDB)', function () {
     const real = createEvictedTokenStore(client);
     // A reload slower than tradesEveryMs: the held message's trades fall due while it waits.
     const slow = { ...real, read: async (keys: string[]) => (await sleepMs(5), real.read(keys)) };
-    const options = { log: liveLog, store, name: 'evicting-live', maxBatch: 200, snapshotEveryMessages: 100 };
+    const options = {
+      log: liveLog,
+      store,
+      name: 'evicting-live',
+      maxBatch: 200,
+      snapshotEveryMessages: 100,
+      flushEvery: 200,
+    };
     try {
       await produceScenario(liveLog, inputsBefore(scenario, split));
       const first = createAggregator(liveCtx, { ...options, evictedStore: real });

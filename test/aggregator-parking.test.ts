@@ -48,6 +48,8 @@ describe('aggregator parking (embedded log + chDB)', function () {
         name,
         maxBatch: 200,
         snapshotEveryMessages: 100,
+        // Views built every 200 messages of the backlog: a token whose view is pending is not parked.
+        flushEvery: 200,
         parkIdleMs,
         walletParkIdleMs: parkIdleMs,
       });
