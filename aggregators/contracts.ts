@@ -62,9 +62,11 @@ export interface Processor {
   readonly wallets: WalletFacts;
   /**
    * Embedded: moves the holder records of wallets not in memory (parked or forgotten) to the wallet
-   * store at `version`, until `due()` says the slice is spent (at most 256 written a slice; without
-   * `due`, the whole pass): the next call goes on where this one stopped. Returns how many left
-   * memory and whether the pass reached the last token.
+   * store at `version`, until `due()` says the slice is spent (about 256 written a slice; without
+   * `due`, the whole pass): first those of the wallets that left memory since the last call, in the
+   * live tokens their records were known in, then a pass through every live token's records, which
+   * the next call goes on with where this one stopped. Returns how many left memory and whether
+   * the pass reached the last token.
    */
   parkHolders(version: number, due?: () => boolean): { parked: number; done: boolean };
   swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;

@@ -190,6 +190,11 @@ export function parkHolders(
 ): ParkedHolderRow[] {
   const leaving: string[] = [];
   for (const address of token.holders.keys()) if (idle(address) && leaving.push(address) >= max) break;
+  return parkHolderRecords(token, wallets, leaving);
+}
+
+/** Takes the records of these holders (each in memory) out of memory and returns them as store rows. */
+export function parkHolderRecords(token: TokenState, wallets: WalletReader, leaving: string[]): ParkedHolderRow[] {
   if (leaving.length === 0) return [];
   // Applied first: a parked record's balance is the one it is counted at.
   settled(token, wallets);

@@ -32,10 +32,12 @@ import { applyTokenEvent, type StateOps } from './token-events.ts';
 import { createExpiryQueue, type ExpiryQueue } from './expiry-queue.ts';
 import { createWalletFacts, holdings, newWallet, setHolding, walletKey } from './wallet-facts.ts';
 import type { ParkedHolderRow, WalletStore } from './wallet-store.ts';
+import { createWalletRecords } from './wallet-records.ts';
 import {
   holderChanged,
   parkedHolderOf,
   holdersReset,
+  parkHolderRecords,
   parkHolders,
   setHolderRec,
   walletHoldersChanged,
@@ -170,11 +172,20 @@ export function createProcessor(
     return queue;
   }
 
+  const walletStore = partitioning ? undefined : options.walletStore;
+  // The live tokens holding each wallet's records (embedded): they follow a parked wallet to disk.
+  const walletRecords = walletStore
+    ? createWalletRecords((wallet, key) => {
+        const t = state.tokens.get(key);
+        return t !== undefined && t.holders.has(wallet.slice(wallet.indexOf(':') + 1));
+      })
+    : undefined;
   // Distributed instances hold different `held` sets (owned tokens only): expiry would diverge.
   const walletFacts = createWalletFacts(state.wallets, {
     expire: !partitioning,
-    store: partitioning ? undefined : options.walletStore,
+    store: walletStore,
     metrics,
+    onLeft: walletRecords && ((keys) => walletRecords.left(keys)),
   });
   const wallet = walletFacts.get;
 
@@ -209,6 +220,7 @@ export function createProcessor(
     h = parkedHolderOf(t, address, walletFacts.reader);
     if (h !== undefined) metrics.inc('aggregator.holders_loaded');
     else t.holders.set(sharedAddress(t.chain, address), (h = EMPTY_HOLDER));
+    walletRecords?.entered(walletKey(t.chain, address), heldKeys.get(t) ?? heldKey(t, tokenKey(t.chain, t.address)));
     return h;
   }
 
@@ -635,6 +647,29 @@ export function createProcessor(
     watermark(e.chain, e.blockTime, out);
   }
 
+  /**
+   * Moves the records of the wallets that left memory (walletRecords) from the live tokens into
+   * `rows`, until it holds `most` or `due()`; true when the slice is spent.
+   */
+  function parkLeftRecords(rows: ParkedHolderRow[], most: number, due?: () => boolean): boolean {
+    if (!walletRecords) return false;
+    while (rows.length < most) {
+      const next = walletRecords.nextDue();
+      if (!next) return false;
+      const [wallet, tokens] = next;
+      // Back in memory since: its records stay with it.
+      if (state.wallets.has(wallet)) continue;
+      const address = wallet.slice(wallet.indexOf(':') + 1);
+      for (const key of tokens) {
+        const t = state.tokens.get(key);
+        if (t?.holders.has(address))
+          for (const row of parkHolderRecords(t, walletFacts.reader, [address])) rows.push(row);
+      }
+      if (due?.()) return true;
+    }
+    return true;
+  }
+
   /** The holder park pass under way (parkHolders resumes it), and a token it stopped inside of. */
   let holderPass: MapIterator<[string, TokenState]> | null = null;
   let holderPassAt: string | null = null;
@@ -643,15 +678,22 @@ export function createProcessor(
     state,
     wallets: walletFacts,
     parkHolders(version, due) {
-      const store = partitioning ? undefined : options.walletStore;
+      const store = walletStore;
       if (!store) return { parked: 0, done: true };
       const rows: ParkedHolderRow[] = [];
+      const most = due ? HOLDER_ROWS_PER_SLICE : Number.POSITIVE_INFINITY;
+      const written = (done: boolean) => {
+        store.putHolders(rows, version);
+        if (rows.length > 0) metrics.inc('aggregator.holders_parked', rows.length);
+        return { parked: rows.length, done };
+      };
+      // First the records of the wallets parked since, where they are known; the pass finds the rest.
+      if (parkLeftRecords(rows, most, due)) return written(false);
       // A Map iterator survives the tokens added and deleted between slices.
       holderPass ??= state.tokens.entries();
       let done = false;
       // The slice is checked after each token that parked any; the rows are written after it, so
       // a busy token's thousands go over several slices.
-      const most = due ? HOLDER_ROWS_PER_SLICE : Number.POSITIVE_INFINITY;
       for (let scanned = 1; rows.length < most; scanned++) {
         if (due && ((scanned & 63) === 0 || rows.length > 0) && due()) break;
         // Where the last slice stopped, if that token is still in memory (not parked since).
@@ -674,9 +716,7 @@ export function createProcessor(
         for (const row of parked) rows.push(row);
         if (parked.length === room) holderPassAt = tokenKey(chain, t.address);
       }
-      store.putHolders(rows, version);
-      if (rows.length > 0) metrics.inc('aggregator.holders_parked', rows.length);
-      return { parked: rows.length, done };
+      return written(done);
     },
     swap,
     event,

@@ -124,6 +124,8 @@ export interface WalletFactsOptions {
   store?: WalletStore;
   /** Counts wallets brought back from the store (aggregator.wallets_loaded). */
   metrics?: Metrics;
+  /** Told the keys of the wallets that left memory (parked, or forgotten at an hour's tick). */
+  onLeft?: (keys: string[]) => void;
 }
 
 export function createWalletFacts(wallets: Map<string, WalletState>, options: WalletFactsOptions): WalletFacts {
@@ -180,19 +182,20 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
         return 0;
       const prefix = `${chain}:`;
       const idleBefore = time - WALLET_IDLE_MS;
-      let forgotten = 0;
       // One brought back from the store may still have a row there (written when it was pinned).
       const withRows: string[] = [];
+      const left: string[] = [];
       for (const [key, w] of wallets) {
         if (w.at <= idleBefore && unpinned(w) && key.startsWith(prefix)) {
           wallets.delete(key);
-          forgotten++;
+          left.push(key);
           if (loaded.has(w)) withRows.push(key);
         }
       }
-      if (!store) return forgotten;
+      if (left.length > 0) options.onLeft?.(left);
+      if (!store) return left.length;
       store.remove(withRows);
-      return forgotten + store.forget(chain, idleBefore);
+      return left.length + store.forget(chain, idleBefore);
     },
 
     park(idleBefore, version, due) {
@@ -225,6 +228,7 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
       }
       store.put(rows, version);
       for (const key of leaving) wallets.delete(key);
+      options.onLeft?.(leaving);
       return { parked: leaving.length, done };
     },
   };

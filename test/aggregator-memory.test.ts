@@ -218,6 +218,43 @@ describe('aggregator memory', function () {
     }
   });
 
+  it("a parked wallet's holder records leave the live tokens at the next holder slice, before the pass reaches them", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-wallet-records-'));
+    const store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+    try {
+      const state = newState();
+      const p = createProcessor(ctx, state, undefined, { walletStore: store });
+      const out = newBatchOutput();
+      const tokens = Array.from({ length: 100 }, (_, i) => addr(0xc000 + i));
+      const [active, idle] = [addr(0x7001), addr(0x7002)];
+      for (const token of tokens) p.event(created(token), '{}', out);
+      // The active wallet trades every token, the idle one only the last (the pass reaches it last).
+      tokens.forEach((token, i) => p.swap(swap(token, T0, i, active), out));
+      const last = tokenKey(CHAIN, tokens.at(-1)!);
+      p.swap(swap(tokens.at(-1)!, T0 + 1000, 1, idle), out);
+      assert.ok(state.tokens.get(last)!.holders.has(idle));
+      const later = T0 + 2 * WALLET_PARK_IDLE_MS;
+      tokens.forEach((token, i) => p.swap(swap(token, later, i, active), out));
+      p.wallets.park(() => later - WALLET_PARK_IDLE_MS, 1);
+      assert.ok(!state.wallets.has(walletKey(CHAIN, idle)), 'the idle wallet left memory');
+      assert.ok(state.wallets.has(walletKey(CHAIN, active)));
+      // A slice spent at once: the pass through the live tokens scans 64 of them and stops.
+      const { parked, done } = p.parkHolders(1, () => true);
+      assert.equal(done, false);
+      assert.equal(parked, 1);
+      assert.ok(!state.tokens.get(last)!.holders.has(idle), "the idle wallet's record left memory");
+      assert.equal(store.holder(last, idle)?.wallet, idle);
+      assert.equal(state.tokens.get(last)!.holders.has(active), true);
+      // Back on its next trade, the same record.
+      p.swap(swap(tokens.at(-1)!, later + 1000, 2, idle), out);
+      assert.ok(state.tokens.get(last)!.holders.has(idle));
+      assert.equal(ctx.metrics.get('aggregator.holders_loaded') > 0, true);
+    } finally {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('wallets and holder records keep one copy of each address and token key, not one per message', () => {
     // Every message is parsed text, as from the log: its strings are new instances each time.
     v8.setFlagsFromString('--expose-gc');

@@ -38,6 +38,7 @@ import { captureState, readSnapshot, serializeState, writeSnapshotFile } from '.
 import { tokenIn } from '../aggregators/parking.ts';
 import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { createWalletFacts, holdings, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
+import { createWalletRecords } from '../aggregators/wallet-records.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import {
   EMPTY_HOLDER,
@@ -1450,5 +1451,30 @@ describe('wallet holdings (wallet-facts.ts setHolding)', () => {
     setHolding(w, 'solana:B', false);
     setHolding(w, 'solana:C', false);
     assert.equal(w.held, undefined);
+  });
+});
+
+describe('wallet records (the live tokens a wallet has records in)', () => {
+  it('hands out a left wallet once, with its tokens, and prunes a long list of records gone from memory', () => {
+    const gone = new Set<string>();
+    const records = createWalletRecords((_wallet, token) => !gone.has(token));
+    records.entered('solana:W', 'solana:A');
+    records.entered('solana:W', 'solana:A');
+    records.entered('solana:V', 'solana:B');
+    records.left(['solana:W', 'solana:X']);
+    assert.deepEqual(records.nextDue(), ['solana:W', ['solana:A']]);
+    assert.equal(records.nextDue(), undefined);
+    // A bot's list: the records of tokens parked since are dropped as it doubles.
+    for (let i = 0; i < 40; i++) {
+      records.entered('solana:V', `solana:T${i}`);
+      gone.add(`solana:T${i}`);
+    }
+    records.left(['solana:V']);
+    const [wallet, tokens] = records.nextDue()!;
+    assert.equal(wallet, 'solana:V');
+    assert.ok(tokens.length < 20, `${tokens.length} tokens kept`);
+    assert.ok(tokens.includes('solana:T39'));
+    records.left(['solana:V']);
+    assert.equal(records.nextDue(), undefined, 'a wallet is handed out once per stay in memory');
   });
 });
