@@ -37,6 +37,16 @@ import {
   type StateCapture,
 } from './snapshot.ts';
 import { newState, type AggregatorState, type UnbuiltViews } from './state.ts';
+import {
+  joinedMarker,
+  processedBeforeStop,
+  reachedStop,
+  readStopMarker,
+  removeStopMarker,
+  stopMarkerPath,
+  writeStopMarker,
+  type StopMarker,
+} from './stop-marker.ts';
 import { buildToken } from './view.ts';
 import { WALLET_PARK_IDLE_MS } from './wallet-facts.ts';
 import { openWalletStore, type WalletStore } from './wallet-store.ts';
@@ -79,6 +89,11 @@ export interface AggregatorOptions {
   /** Snapshot after this many messages (default 200000) or this much wall time (default 30 s). */
   snapshotEveryMessages?: number;
   snapshotEveryMs?: number;
+  /**
+   * Embedded: a stop at most this many messages past the snapshot on disk writes a marker for the
+   * next start to replay to quietly, not a final snapshot (default snapshotEveryMessages; 0: never).
+   */
+  stopReplayMost?: number;
   /** Called after every flush, once the batch's topics are published and its rows handed to the store writer. */
   onFlush?: (info: { processed: number; snapshot: boolean }) => void;
   /** Called once a snapshot's file is on disk (it is written while processing goes on). */
@@ -168,6 +183,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const flushAfterMs = options.flushAfterMs ?? 100;
   const snapshotEveryMessages = options.snapshotEveryMessages ?? 200_000;
   const snapshotEveryMs = options.snapshotEveryMs ?? 30_000;
+  // A stop this far past the snapshot on disk, or more, writes a final snapshot rather than a
+  // marker: the next start would replay that much before its first trade.
+  const stopReplayMost = options.stopReplayMost ?? snapshotEveryMessages;
   // Pipelined: each processed batch is published at once and its rows are written to the store
   // behind it; snapshots wait until the store acknowledged everything they cover.
   const perFlush = maxBatch;
@@ -183,6 +201,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const catchUpViewsEveryMs = options.catchUpViewsEveryMs ?? 2000;
   const logger = ctx.logger.child({ component: 'aggregator', name });
   const file = snapshotPath(ctx, name);
+  const markerFile = stopMarkerPath(ctx, name);
 
   let state: AggregatorState = newState();
   let processor: Processor | null = null;
@@ -214,6 +233,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   let cancelFlush: (() => void) | null = null;
   let lastSnapshotAt = Date.now();
   let lastSnapshotProcessed = 0;
+  /** The processed count of the snapshot on disk; null before the first. */
+  let onDisk: number | null = null;
+  /** Embedded, after a stop that wrote a marker: the replay to it publishes nothing (stop-marker.ts). */
+  let replayTo: StopMarker | null = null;
+  /** The pending messages were processed before the stop (their outputs are out). */
+  let pendingQuiet = false;
+  /** Processing stopped where the replay's quiet messages and the others meet: a flush is due. */
+  let quietBoundary = false;
   /** Sliced work waiting for its next slice (inSlices), in turn order. */
   const backgroundTasks = new Set<BackgroundTask>();
   /** The next snapshot's interval, in time and messages, counts from here. */
@@ -238,8 +265,6 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   const walletParkIdleMs = options.walletParkIdleMs ?? WALLET_PARK_IDLE_MS;
   /** Embedded: parked wallet facts, beside the snapshot (opened at start). */
   let walletStore: WalletStore | null = null;
-  /** The park pass under way finished its wallets and is on the holder records. */
-  let walletsPassDone = false;
   /** The snapshot file being written, if any. */
   let snapshotWrite: Promise<void> = Promise.resolve();
   /** True from a snapshot's state being taken until its file is on disk (or failed). */
@@ -337,7 +362,17 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         held = item;
         return;
       }
-      if (pendingCount === 0) pendingSince = performance.now();
+      const quiet =
+        replayTo !== null && processedBeforeStop(replayTo, item.topic, item.partition, item.chain, item.offset);
+      if (pendingCount === 0) {
+        pendingSince = performance.now();
+        pendingQuiet = quiet;
+      } else if (quiet !== pendingQuiet) {
+        // One batch's outputs are published or dropped whole.
+        held = item;
+        quietBoundary = true;
+        return;
+      }
       if (item.value !== null) {
         const at = partitioned ? { partition: item.partition, offset: item.offset } : undefined;
         if (item.rank === 1) p.swap(item.value as RawSwap, pending, at);
@@ -368,6 +403,19 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     }
   }
 
+  /** The state is where the stop left it: the views it had not published are built next. */
+  function endQuietReplay(): void {
+    const marker = replayTo!;
+    replayTo = null;
+    for (const key of marker.views.changed) viewsChanged.add(key);
+    for (const key of marker.views.traded) viewsTraded.add(key);
+    logger.info(
+      { processed: state.processed, views: marker.views.changed.length },
+      'replayed to where the stop left, publishing nothing',
+    );
+    scheduleViews();
+  }
+
   /**
    * Publishes the pending messages' trades and hands their rows to the store writer. Token and
    * candle views (conflated per token) are built whole when a snapshot is due or every flushEvery
@@ -380,8 +428,20 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     const endTimer = ctx.metrics.families.aggregatorBatchSeconds.startTimer();
     const out = pending;
     const count = pendingCount;
+    const quiet = pendingQuiet;
     pending = newBatchOutput();
     pendingCount = 0;
+    quietBoundary = false;
+    if (quiet) {
+      // Their trades, rows and views went out before the stop.
+      ctx.metrics.set('aggregator.processed', state.processed);
+      ctx.metrics.families.aggregatorMessages.inc(count);
+      ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
+      endTimer();
+      if (reachedStop(replayTo!, state.chainOffsets)) endQuietReplay();
+      options.onFlush?.({ processed: state.processed, snapshot: false });
+      return;
+    }
     options.partitioned?.changed(out.changed);
     for (const key of out.changed) viewsChanged.add(key);
     for (const key of out.traded) viewsTraded.add(key);
@@ -406,8 +466,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
       count,
     );
     // Never while the last one is being captured or written: the interval runs from its file on disk.
+    // None during a quiet replay: a restart from it would publish again what the stop had.
     const snapshotDue =
       !snapshotWriting &&
+      replayTo === null &&
       (state.processed - lastSnapshotProcessed >= snapshotEveryMessages ||
         Date.now() - lastSnapshotAt >= snapshotEveryMs);
     if (snapshotDue || viewsMessages >= flushEvery) await flushViews();
@@ -421,6 +483,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     ctx.metrics.families.aggregatorMessages.inc(count);
     ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
     endTimer();
+    if (replayTo && reachedStop(replayTo, state.chainOffsets)) endQuietReplay();
     if (snapshotDue) await snapshot();
     options.onFlush?.({ processed: state.processed, snapshot: snapshotDue });
   }
@@ -687,6 +750,9 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
           snapshotEnded();
           if (!written) return;
           ctx.metrics.inc('aggregator.snapshots_written');
+          onDisk = processed;
+          // A stop's marker follows an older snapshot: void now.
+          removeStopMarker(markerFile);
           if (logger.isLevelEnabled('debug'))
             logger.debug({ bytes, ms: Date.now() - started, processed }, 'snapshot written');
           walletStore?.confirm(processed);
@@ -798,23 +864,20 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   }
 
   /**
-   * Moves idle wallets, then the holder records of wallets not in memory, to the store until
-   * `due()`; true once both reached their last wallet and token.
+   * Moves the idle wallets due (their chains' idle queues), then their holder records, then those
+   * of other wallets not in memory (a pass through the live tokens' records), to the store until
+   * `due()`; true once the pass reached its last token. Each slice parks the wallets due first: the
+   * pass takes minutes of a busy main thread, and wallets waited for its end.
    */
   function parkWalletSlice(due: () => boolean): boolean {
-    if (!walletsPassDone) {
-      const { parked, done } = processor!.wallets.park(
-        (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
-        state.processed,
-        due,
-      );
-      if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
-      if (!done) return false;
-      walletsPassDone = true;
-      if (due()) return false;
-    }
+    const { parked, done } = processor!.wallets.park(
+      (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
+      state.processed,
+      due,
+    );
+    if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
+    if (!done || due()) return false;
     if (!processor!.parkHolders(state.processed, due).done) return false;
-    walletsPassDone = false;
     // Against the snapshots' count it shows whether the passes keep up (they run between snapshots).
     ctx.metrics.inc('aggregator.wallet_park_passes');
     return true;
@@ -892,7 +955,7 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     for (;;) {
       await processReady();
       if (pendingCount === 0) return;
-      if (pendingCount < perFlush && !merger.caughtUp() && !overdue()) break;
+      if (pendingCount < perFlush && !merger.caughtUp() && !overdue() && !quietBoundary) break;
       await flush();
       // A stop ends the backlog here: what the merge still holds is past the committed offsets,
       // read again after the restart (a SIGTERM behind input waited 2.8–5 s for it).
@@ -938,11 +1001,18 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         walletStore.rollback(loaded ? state.processed : 0);
       }
       lastSnapshotProcessed = state.processed;
-      if (state.views) {
+      onDisk = loaded ? state.processed : null;
+      if (!options.partitioned) {
+        replayTo = loaded ? readStopMarker(markerFile, state.processed) : null;
+        if (!replayTo) removeStopMarker(markerFile);
+      }
+      // A marker's views supersede the snapshot's: the run that wrote it started from this snapshot
+      // and built those, or named them again.
+      if (state.views && !replayTo) {
         for (const key of state.views.changed) viewsChanged.add(key);
         for (const key of state.views.traded) viewsTraded.add(key);
-        delete state.views;
       }
+      delete state.views;
       const partitioning = options.partitioned?.attach(state, {
         state: () => state,
         processor: () => processor!,
@@ -987,9 +1057,14 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         }
       }
       logger.info(
-        { resumedFrom: loaded ? state.processed : null, tokens: tokensInMemory(state) },
+        {
+          resumedFrom: loaded ? state.processed : null,
+          tokens: tokensInMemory(state),
+          quietTo: replayTo ? replayTo.processed : undefined,
+        },
         'aggregator starting',
       );
+      if (replayTo && reachedStop(replayTo, state.chainOffsets)) endQuietReplay();
       running = consumer.run(eachBatch).catch(fail);
       // The views a stop left unbuilt, with no input needed.
       scheduleViews();
@@ -1019,12 +1094,10 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
           // Another instance may take the partitions over from the store: their views go out now.
           await flushViews();
           await sinks.drain();
-        } else {
-          // The views not built yet are named in the final snapshot; the next start builds them
-          // first (1–2.7 s of a SIGTERM on the spread market when built here).
-          const unbuilt = takeUnbuiltViews();
-          if (unbuilt.changed.length > 0 || unbuilt.traded.length > 0) state.views = unbuilt;
         }
+        // The views not built yet are named in the stop's marker or final snapshot; the next start
+        // builds them first (1–2.7 s of a SIGTERM on the spread market when built here).
+        const unbuilt = options.partitioned ? undefined : takeUnbuiltViews();
         // Tokens gone idle since the last park tick are left in memory too (parking deflates each:
         // 2.9 s of one SIGTERM); the next start parks them at its first tick.
         phase('views');
@@ -1033,13 +1106,32 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         abandonSnapshot?.();
         await snapshotWrite;
         phase('earlierSnapshot');
-        // Idle wallets still in memory go into the file rather than to the wallet store (a whole
-        // park pass took 1.4–2.8 s of a SIGTERM); the next start parks them.
-        await snapshot(true);
-        phase('capture');
-        // The file waits for the store's acknowledgement of the last rows, drained meanwhile.
-        await snapshotWrite;
-        phase('snapshot');
+        const marked =
+          unbuilt !== undefined && onDisk !== null && stopReplayMost > 0 && state.processed - onDisk <= stopReplayMost;
+        if (marked) {
+          // A marker, not a capture (which grows with the live state): the next start replays to it.
+          let marker: StopMarker = {
+            base: onDisk!,
+            processed: state.processed,
+            chainOffsets: structuredClone(state.chainOffsets),
+            views: unbuilt,
+          };
+          if (replayTo) marker = joinedMarker(replayTo, marker);
+          // Every row of what it covers is stored first, drained meanwhile.
+          await sinks.acknowledged();
+          phase('store');
+          await writeStopMarker(markerFile, marker);
+          phase('marker');
+        } else {
+          if (unbuilt && (unbuilt.changed.length > 0 || unbuilt.traded.length > 0)) state.views = unbuilt;
+          // Idle wallets still in memory go into the file rather than to the wallet store (a whole
+          // park pass took 1.4–2.8 s of a SIGTERM); the next start parks them.
+          await snapshot(true);
+          phase('capture');
+          // The file waits for the store's acknowledgement of the last rows, drained meanwhile.
+          await snapshotWrite;
+          phase('snapshot');
+        }
         logger.info({ pendingAtStop, phasesMs: phases }, 'aggregator stop phases');
       });
       cancelScheduledFlush();

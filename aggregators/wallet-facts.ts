@@ -3,11 +3,13 @@
 // state reads them; they are chain-wide (every distributed instance keeps all of them). A wallet
 // that holds nothing, created nothing, carries no label and was idle for WALLET_IDLE_MS of its
 // chain's event time is forgotten (docs/holders.md). With a store (the embedded aggregator), a
-// wallet idle in memory for WALLET_PARK_IDLE_MS moves to disk at the next snapshot and comes back,
-// the same facts, on its next read: memory follows the active wallets.
+// wallet idle in memory for WALLET_PARK_IDLE_MS moves to disk after the next snapshot (taken from
+// its chain's idle queue) and comes back, the same facts, on its next read: memory follows the
+// active wallets.
 import v8 from 'node:v8';
 import { chainOfKey, tokenKey, type Chain } from '../core/chains.ts';
 import type { Metrics } from '../core/metrics.ts';
+import { createIdleQueue, type IdleQueue } from './idle-queue.ts';
 import type { WalletState } from './state.ts';
 import type { ParkedWalletRow, WalletStore } from './wallet-store.ts';
 
@@ -52,8 +54,8 @@ export interface WalletFacts {
   /**
    * Moves wallets idle since `idleBefore(chain)` to the store at `version` (one no written snapshot
    * names yet), until `due()` says the slice is spent (at most 128 written a slice; without `due`,
-   * the whole pass): the next call goes on where this one stopped. Returns how many left memory and
-   * whether the pass reached the last wallet (none without a store).
+   * every idle one): the next call goes on where this one stopped. Returns how many left memory and
+   * whether none idle is left (true without a store).
    */
   park(idleBefore: (chain: string) => number, version: number, due?: () => boolean): { parked: number; done: boolean };
 }
@@ -78,7 +80,7 @@ function unpinned(w: WalletState): boolean {
   return w.held === undefined && w.created.length === 0 && w.labels.length === 0;
 }
 
-/** Wallets one slice of the park pass writes at most (serialised and upserted, about 10 µs each). */
+/** Wallets one slice of the park writes at most (serialised and upserted, about 10 µs each). */
 const WALLET_ROWS_PER_SLICE = 128;
 
 const NONE: readonly string[] = [];
@@ -142,6 +144,7 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
     const w = v8.deserialize(facts) as WalletState;
     loaded.set(w, facts);
     wallets.set(key, w);
+    fresh.push(key);
     options.metrics?.inc('aggregator.wallets_loaded');
     return w;
   }
@@ -158,8 +161,29 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
         holders: store,
       }
     : { get: lookup };
-  /** The park pass under way (park resumes it). */
-  let pass: MapIterator<[string, WalletState]> | null = null;
+  // With a store, every wallet in memory is in its chain's idle queue (at least once), or among the
+  // fresh ones: created or read back since the last park, they are queued then, at their activity.
+  const idleQueues = new Map<string, IdleQueue>();
+  let fresh: string[] = [];
+  function queued(key: string, time: number): void {
+    const chain = chainOfKey(key);
+    let queue = idleQueues.get(chain);
+    if (!queue) idleQueues.set(chain, (queue = createIdleQueue()));
+    queue.push(key, time);
+  }
+  /** Queues the fresh wallets still in memory, oldest activity first. */
+  function queueFresh(): void {
+    const entries: Array<[string, WalletState]> = [];
+    for (const key of fresh) {
+      const w = wallets.get(key);
+      if (w) entries.push([key, w]);
+    }
+    fresh = [];
+    entries.sort((a, b) => a[1].at - b[1].at);
+    for (const [key, w] of entries) queued(key, w.at);
+  }
+  // Those of a snapshot.
+  if (store) fresh = [...wallets.keys()];
 
   return {
     reader,
@@ -167,7 +191,10 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
     get(chain, address) {
       const key = walletKey(chain, address);
       let w = lookup(key);
-      if (!w) wallets.set(key, (w = newWallet(0)));
+      if (!w) {
+        wallets.set(key, (w = newWallet(0)));
+        if (store) fresh.push(key);
+      }
       return w;
     },
 
@@ -202,32 +229,36 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
       if (!store) return { parked: 0, done: true };
       const rows: ParkedWalletRow[] = [];
       const leaving: string[] = [];
-      const bounds = new Map<string, number>();
-      // A Map iterator survives the wallets added and deleted between slices.
-      pass ??= wallets.entries();
-      let done = false;
-      // The rows are written after the slice's scan: at most so many, so the write fits the slice.
+      // The rows are written after the slice's takes: at most so many, so the write fits the slice.
       const most = due ? WALLET_ROWS_PER_SLICE : Number.POSITIVE_INFINITY;
-      for (let scanned = 1; rows.length < most; scanned++) {
-        if (due && (scanned & 63) === 0 && due()) break;
-        const next = pass.next();
-        if (next.done) {
-          pass = null;
-          done = true;
-          break;
+      queueFresh();
+      let done = true;
+      let taken = 0;
+      for (const [chain, queue] of idleQueues) {
+        const bound = idleBefore(chain);
+        for (;;) {
+          if (rows.length >= most || (due && (++taken & 63) === 0 && due())) {
+            done = false;
+            break;
+          }
+          const key = queue.takeDue(bound);
+          if (key === undefined) break;
+          const w = wallets.get(key);
+          // Gone (forgotten, or parked from an earlier place in the queue), or active since: back in at its time.
+          if (!w) continue;
+          if (w.at > bound) {
+            queue.push(key, w.at);
+            continue;
+          }
+          leaving.push(key);
+          wallets.delete(key);
+          const facts = v8.serialize(w);
+          const before = loaded.get(w);
+          if (!before || !before.equals(facts)) rows.push({ key, chain, at: w.at, pinned: !unpinned(w), facts });
         }
-        const [key, w] = next.value;
-        const chain = chainOfKey(key);
-        let bound = bounds.get(chain);
-        if (bound === undefined) bounds.set(chain, (bound = idleBefore(chain)));
-        if (w.at > bound) continue;
-        leaving.push(key);
-        const facts = v8.serialize(w);
-        const before = loaded.get(w);
-        if (!before || !before.equals(facts)) rows.push({ key, chain, at: w.at, pinned: !unpinned(w), facts });
+        if (!done) break;
       }
       store.put(rows, version);
-      for (const key of leaving) wallets.delete(key);
       options.onLeft?.(leaving);
       return { parked: leaving.length, done };
     },

@@ -1,20 +1,41 @@
 // A stop while a snapshot's capture is under way drops that capture and writes only the final
 // snapshot; input the merge held but had not processed stays on the log; views not built yet are
 // named in the final snapshot and built by the next start. The restart then writes the same tables
-// and builds the same tokens as a run never stopped.
+// and builds the same tokens as a run never stopped. A stop soon after a snapshot writes a marker
+// instead (stop-marker.ts): the next start replays to it publishing nothing, then goes on.
 import assert from 'node:assert/strict';
 import { tokenKey } from '../core/chains.ts';
 import type { EventLog } from '../core/eventlog/types.ts';
 import type { Token } from '../core/schemas.ts';
 import { TOPICS } from '../core/topics.ts';
 import { createAggregator, type Aggregator } from '../aggregators/aggregator.ts';
+import fs from 'node:fs';
 import { readSnapshot, snapshotPath } from '../aggregators/snapshot.ts';
+import { stopMarkerPath } from '../aggregators/stop-marker.ts';
 import { createAggregatorEnv, type AggregatorEnv } from './helpers/aggregator-env.ts';
 import { waitFor } from './helpers/ports.ts';
 import { makeScenario, produceScenario, swapMessage } from './fixtures/aggregator-scenario.ts';
 import { dumpTables, latestPerKey } from './fixtures/aggregator-dump.ts';
 
 const byKey = (tokens: Token[]) => tokens.map((t) => JSON.stringify(t)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** The tables and tokens after `restarted` equal those of a run of the same log never stopped. */
+async function assertSameAsWholeRun(
+  env: AggregatorEnv,
+  options: Parameters<typeof createAggregator>[1],
+  restarted: Aggregator,
+): Promise<void> {
+  const restartedTables = await dumpTables(env.client);
+  const restartedTokens = byKey(restarted.tokens());
+  await env.store.truncateDerived();
+  const whole = createAggregator(env.ctx, options);
+  await whole.start();
+  await whole.drain();
+  await whole.stop();
+  assert.equal(whole.processed(), restarted.processed());
+  assert.deepEqual(restartedTables, await dumpTables(env.client));
+  assert.deepEqual(restartedTokens, byKey(whole.tokens()));
+}
 
 describe('aggregator stop during a snapshot (embedded log + chDB)', function () {
   this.timeout(180_000);
@@ -23,9 +44,10 @@ describe('aggregator stop during a snapshot (embedded log + chDB)', function () 
 
   it('restarts from the final snapshot to the tables and tokens of a run never stopped', async () => {
     env = await createAggregatorEnv('spot-stop-test-');
-    const { ctx, log, store, client } = env;
+    const { ctx, log, store } = env;
     await produceScenario(log, makeScenario(17, 6000));
-    const options = { log, store, maxBatch: 200, snapshotEveryMessages: 2000 };
+    // A final snapshot, not a marker.
+    const options = { log, store, maxBatch: 200, snapshotEveryMessages: 2000, stopReplayMost: 0 };
     const abandonedBefore = ctx.metrics.get('aggregator.snapshots_abandoned');
 
     // Stopped right after its second snapshot began: the capture is taken in slices between batches.
@@ -49,17 +71,7 @@ describe('aggregator stop during a snapshot (embedded log + chDB)', function () 
     await second.drain();
     await second.stop();
     assert.ok(second.processed() > stoppedAt, 'the restart went on from the stop');
-    const restartedTables = await dumpTables(client);
-    const restartedTokens = byKey(second.tokens());
-
-    await store.truncateDerived();
-    const whole = createAggregator(ctx, { ...options, name: 'whole' });
-    await whole.start();
-    await whole.drain();
-    await whole.stop();
-    assert.equal(whole.processed(), second.processed());
-    assert.deepEqual(restartedTables, await dumpTables(client));
-    assert.deepEqual(restartedTokens, byKey(whole.tokens()));
+    await assertSameAsWholeRun(env, { ...options, name: 'whole' }, second);
   });
 });
 
@@ -126,11 +138,9 @@ describe('aggregator stop with views not built yet (embedded log + chDB)', funct
     } finally {
       await second.stop();
     }
-    assert.equal(
-      readSnapshot(snapshotPath(ctx, 'stop-views'))!.views,
-      undefined,
-      'a stop with every view out names none',
-    );
+    // Soon after the snapshot it started from, the stop wrote a marker: it names the views left.
+    const marker = JSON.parse(fs.readFileSync(stopMarkerPath(ctx, 'stop-views'), 'utf8'));
+    assert.deepEqual(marker.views, { changed: [], traded: [] }, 'a stop with every view out names none');
 
     // The store holds what a run never stopped writes (candle rows and token rows included).
     const tables = await dumpTables(client);
@@ -140,5 +150,70 @@ describe('aggregator stop with views not built yet (embedded log + chDB)', funct
     await whole.drain();
     await whole.stop();
     assert.deepEqual(tables, await dumpTables(client));
+  });
+});
+
+/** How many times each trade id is on the trades topic. */
+async function tradesPublished(log: EventLog): Promise<Map<string, number>> {
+  const times = new Map<string, number>();
+  await log.readToEnd(TOPICS.trades.name, (m) => {
+    const id = (JSON.parse(m.value) as { trade: { id: string } }).trade.id;
+    times.set(id, (times.get(id) ?? 0) + 1);
+  });
+  return times;
+}
+
+describe('aggregator stop after a snapshot (embedded log + chDB)', function () {
+  this.timeout(180_000);
+  let env: AggregatorEnv | undefined;
+  after(() => env?.close());
+
+  it('writes a marker; the restart replays to it publishing nothing, then goes on as a run never stopped', async () => {
+    env = await createAggregatorEnv('spot-stop-marker-test-');
+    const { ctx, log, store, client } = env;
+    await produceScenario(log, makeScenario(23, 6000));
+    const options = { log, store, maxBatch: 200, snapshotEveryMessages: 2000, stopReplayMost: 10_000 };
+
+    // Stopped 600 messages after its second snapshot began (the first on disk by then).
+    let stopping: Promise<void> | null = null;
+    let snapshotAt = 0;
+    let snapshots = 0;
+    const first: Aggregator = createAggregator(ctx, {
+      ...options,
+      name: 'marked',
+      onFlush: ({ processed, snapshot }) => {
+        if (snapshot && ++snapshots === 2) snapshotAt = processed;
+        if (snapshotAt > 0 && processed >= snapshotAt + 600) stopping ??= first.stop();
+      },
+    });
+    await first.start();
+    while (!stopping) await new Promise((resolve) => setTimeout(resolve, 5));
+    await stopping;
+    const stoppedAt = first.processed();
+    const marker = JSON.parse(fs.readFileSync(stopMarkerPath(ctx, 'marked'), 'utf8'));
+    assert.equal(marker.processed, stoppedAt);
+    const onDisk = readSnapshot(snapshotPath(ctx, 'marked'))!;
+    assert.equal(marker.base, onDisk.processed);
+    assert.ok(onDisk.processed < stoppedAt, 'the snapshot on disk is older than the stop');
+    const publishedAtStop = await tradesPublished(log);
+
+    const second = createAggregator(ctx, { ...options, name: 'marked' });
+    await second.start();
+    await second.drain();
+    // Every view is out, those the stop left included.
+    assert.deepEqual(await unpublished(second, log), []);
+    await second.stop();
+    assert.ok(second.processed() > stoppedAt, 'the restart went on from the stop');
+    const published = await tradesPublished(log);
+    assert.ok(published.size > publishedAtStop.size, 'trades after the stop were published');
+    for (const [id, times] of published) assert.equal(times, 1, `trade ${id} published once`);
+    const [stored] = (await (
+      await client.query({
+        query: 'SELECT count() AS rows, uniqExact(id) AS ids FROM spot.trades',
+        format: 'JSONEachRow',
+      })
+    ).json()) as Array<{ rows: string; ids: string }>;
+    assert.equal(stored!.rows, stored!.ids, 'each trade stored once');
+    await assertSameAsWholeRun(env, { ...options, name: 'marked-whole' }, second);
   });
 });

@@ -39,6 +39,7 @@ import { tokenIn } from '../aggregators/parking.ts';
 import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { createWalletFacts, holdings, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
 import { createWalletRecords } from '../aggregators/wallet-records.ts';
+import { createIdleQueue } from '../aggregators/idle-queue.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import {
   EMPTY_HOLDER,
@@ -1293,10 +1294,15 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
     assert.deepEqual(back, w);
     assert.deepEqual(back.held, ['solana:T1']);
     store.confirm(10);
-    // Parked again unchanged: the row keeps its version (a restart at 10 still finds it).
+    // Read back, it waits in the queue behind W2 (queued at 5000). Parked again unchanged: the row
+    // keeps its version (a restart at 10 still finds it).
     assert.deepEqual(
       stage.park(() => 2000, 20),
-      { parked: 1, done: true },
+      { parked: 0, done: true },
+    );
+    assert.deepEqual(
+      stage.park(() => 6000, 20),
+      { parked: 2, done: true },
     );
     store.rollback(10);
     assert.deepEqual(stage.reader.get('solana:W1'), w);
@@ -1332,12 +1338,87 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
     // A slice that is never spent still writes at most 128 rows: the write comes after it.
     for (let i = 0; i < 300; i++) stage.touch(stage.get('solana', `X${i}`), 1000);
     const capped = stage.park(
-      () => 2000,
+      () => 6000,
       13,
       () => false,
     );
     assert.deepEqual(capped, { parked: 128, done: false });
     store.close();
+  });
+});
+
+describe('wallet idle queues (idle-queue.ts)', () => {
+  it('gives keys back in order up to the bound, a late push at the newest time queued', () => {
+    const queue = createIdleQueue();
+    queue.push('a', 10);
+    queue.push('b', 30);
+    // Older than what is queued: it goes in at 30 and waits behind b.
+    queue.push('c', 20);
+    assert.equal(queue.takeDue(25), 'a');
+    assert.equal(queue.takeDue(25), undefined);
+    assert.equal(queue.size, 2);
+    assert.equal(queue.takeDue(30), 'b');
+    assert.equal(queue.takeDue(30), 'c');
+    assert.equal(queue.takeDue(Number.POSITIVE_INFINITY), undefined);
+    // Past the compaction point the order and the times are kept.
+    for (let i = 0; i < 5000; i++) queue.push(`k${i}`, i);
+    const taken: string[] = [];
+    for (let key = queue.takeDue(2999); key !== undefined; key = queue.takeDue(2999)) taken.push(key);
+    assert.equal(taken.length, 3000);
+    assert.equal(taken[2999], 'k2999');
+    queue.push('late', 0);
+    assert.equal(queue.size, 2001);
+    assert.equal(queue.takeDue(3000), 'k3000');
+  });
+
+  it('a park looks only at the wallets due, not at every wallet in memory', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idle-'));
+    const store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+    const wallets = new Map();
+    const stage = createWalletFacts(wallets, { expire: true, store });
+    stage.touch(stage.get('solana', 'idle'), 1000);
+    stage.touch(stage.get('base', 'idle'), 1000);
+    for (let i = 0; i < 10_000; i++) stage.touch(stage.get('solana', `busy${i}`), 5000);
+    // A wallet queued early but active since goes back in at its time and parks once idle from it.
+    stage.touch(stage.get('solana', 'busy0'), 9000);
+    let asked = 0;
+    const due = () => {
+      asked++;
+      return false;
+    };
+    assert.deepEqual(
+      stage.park(() => 2000, 1, due),
+      { parked: 2, done: true },
+    );
+    // A pass through every wallet asks every 64 it looks at.
+    assert.equal(asked, 0);
+    assert.equal(wallets.size, 10_000);
+    const parked = stage.park(() => 6000, 2);
+    assert.deepEqual(parked, { parked: 9_999, done: true });
+    assert.deepEqual([...wallets.keys()], ['solana:busy0']);
+    assert.deepEqual(
+      stage.park(() => 9000, 3),
+      { parked: 1, done: true },
+    );
+    store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the wallets of a snapshot are queued oldest activity first', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idle-'));
+    const store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+    const restored = new Map([
+      ['solana:late', { ...newWallet(0), at: 9000 }],
+      ['solana:early', { ...newWallet(0), at: 1000 }],
+    ]);
+    const stage = createWalletFacts(restored, { expire: true, store });
+    assert.deepEqual(
+      stage.park(() => 2000, 1),
+      { parked: 1, done: true },
+    );
+    assert.deepEqual([...restored.keys()], ['solana:late']);
+    store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
 
