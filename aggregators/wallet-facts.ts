@@ -163,12 +163,12 @@ export function createWalletFacts(wallets: Map<string, WalletState>, options: Wa
     : { get: lookup };
   // With a store, every wallet in memory is in its chain's idle queue (at least once), or among the
   // fresh ones: created or read back since the last park, they are queued then, at their activity.
-  const idleQueues = new Map<string, IdleQueue>();
+  const idleQueues = new Map<string, IdleQueue<string>>();
   let fresh: string[] = [];
   function queued(key: string, time: number): void {
     const chain = chainOfKey(key);
     let queue = idleQueues.get(chain);
-    if (!queue) idleQueues.set(chain, (queue = createIdleQueue()));
+    if (!queue) idleQueues.set(chain, (queue = createIdleQueue<string>()));
     queue.push(key, time);
   }
   /** Queues the fresh wallets still in memory, oldest activity first. */

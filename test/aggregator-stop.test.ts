@@ -168,7 +168,7 @@ describe('aggregator stop after a snapshot (embedded log + chDB)', function () {
   let env: AggregatorEnv | undefined;
   after(() => env?.close());
 
-  it('writes a marker; the restart replays to it publishing nothing, then goes on as a run never stopped', async () => {
+  it('writes a marker; the restart replays to it publishing nothing (a stop meanwhile keeps it), then goes on as a run never stopped', async () => {
     env = await createAggregatorEnv('spot-stop-marker-test-');
     const { ctx, log, store, client } = env;
     await produceScenario(log, makeScenario(23, 6000));
@@ -196,6 +196,25 @@ describe('aggregator stop after a snapshot (embedded log + chDB)', function () {
     assert.equal(marker.base, onDisk.processed);
     assert.ok(onDisk.processed < stoppedAt, 'the snapshot on disk is older than the stop');
     const publishedAtStop = await tradesPublished(log);
+
+    // Stopped again at its first flush, inside the quiet replay: the marker still covers the first stop.
+    let interrupting: Promise<void> | null = null;
+    const interrupted: Aggregator = createAggregator(ctx, {
+      ...options,
+      name: 'marked',
+      onFlush: () => {
+        interrupting ??= interrupted.stop();
+      },
+    });
+    await interrupted.start();
+    while (!interrupting) await new Promise((resolve) => setTimeout(resolve, 5));
+    await interrupting;
+    assert.ok(interrupted.processed() < stoppedAt, 'stopped before the replay reached the first stop');
+    const joined = JSON.parse(fs.readFileSync(stopMarkerPath(ctx, 'marked'), 'utf8'));
+    assert.equal(joined.base, marker.base);
+    assert.deepEqual(joined.chainOffsets, marker.chainOffsets);
+    assert.deepEqual(joined.views, marker.views);
+    assert.equal((await tradesPublished(log)).size, publishedAtStop.size, 'the replay published no trade');
 
     const second = createAggregator(ctx, { ...options, name: 'marked' });
     await second.start();

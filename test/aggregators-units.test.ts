@@ -40,6 +40,13 @@ import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { createWalletFacts, holdings, newWallet, setHolding } from '../aggregators/wallet-facts.ts';
 import { createWalletRecords } from '../aggregators/wallet-records.ts';
 import { createIdleQueue } from '../aggregators/idle-queue.ts';
+import {
+  joinedMarker,
+  processedBeforeStop,
+  reachedStop,
+  readStopMarker,
+  writeStopMarker,
+} from '../aggregators/stop-marker.ts';
 import { upgradeState, upgradeToken } from '../aggregators/upgrade.ts';
 import {
   EMPTY_HOLDER,
@@ -1347,9 +1354,57 @@ describe('parked wallets (wallet-store.ts, wallet-facts.ts)', () => {
   });
 });
 
+describe('stop markers (stop-marker.ts)', () => {
+  const marker = {
+    base: 100,
+    processed: 180,
+    chainOffsets: { 'spot.swaps.v1:0': { solana: 50, base: 20 }, 'spot.swaps.v1:1': { solana: 7 } },
+    views: { changed: ['solana:A'], traded: [] },
+  };
+
+  it('is read only beside the snapshot it follows, and never when it cannot be parsed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marker-'));
+    const file = path.join(dir, 'stopped-x.json');
+    assert.equal(readStopMarker(file, 100), null);
+    await writeStopMarker(file, marker);
+    assert.deepEqual(readStopMarker(file, 100), marker);
+    assert.equal(readStopMarker(file, 90), null, 'another snapshot voids it');
+    fs.writeFileSync(file, '{"base":100,');
+    assert.equal(readStopMarker(file, 100), null);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('tells the messages a stop had processed, when the state reached it, and joins two stops', () => {
+    assert.equal(processedBeforeStop(marker, 'spot.swaps.v1', 0, 'solana', 49), true);
+    assert.equal(processedBeforeStop(marker, 'spot.swaps.v1', 0, 'solana', 50), false);
+    assert.equal(processedBeforeStop(marker, 'spot.swaps.v1', 0, 'arc', 0), false);
+    assert.equal(processedBeforeStop(marker, 'spot.swaps.v1', 2, 'solana', 0), false);
+    assert.equal(
+      reachedStop(marker, { 'spot.swaps.v1:0': { solana: 50, base: 19 }, 'spot.swaps.v1:1': { solana: 9 } }),
+      false,
+    );
+    assert.equal(
+      reachedStop(marker, { 'spot.swaps.v1:0': { solana: 51, base: 20 }, 'spot.swaps.v1:1': { solana: 7 } }),
+      true,
+    );
+    const later = {
+      base: 100,
+      processed: 150,
+      chainOffsets: { 'spot.swaps.v1:0': { solana: 40, base: 25, arc: 3 } },
+      views: { changed: ['solana:B', 'solana:A'], traded: ['solana:B'] },
+    };
+    assert.deepEqual(joinedMarker(marker, later), {
+      base: 100,
+      processed: 180,
+      chainOffsets: { 'spot.swaps.v1:0': { solana: 50, base: 25, arc: 3 }, 'spot.swaps.v1:1': { solana: 7 } },
+      views: { changed: ['solana:A', 'solana:B'], traded: ['solana:B'] },
+    });
+  });
+});
+
 describe('wallet idle queues (idle-queue.ts)', () => {
   it('gives keys back in order up to the bound, a late push at the newest time queued', () => {
-    const queue = createIdleQueue();
+    const queue = createIdleQueue<string>();
     queue.push('a', 10);
     queue.push('b', 30);
     // Older than what is queued: it goes in at 30 and waits behind b.
