@@ -871,14 +871,11 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
    * pass takes minutes of a busy main thread, and wallets waited for its end.
    */
   function parkWalletSlice(due: () => boolean): boolean {
-    const { parked, done } = processor!.wallets.park(
-      (chainName) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs,
-      state.processed,
-      due,
-    );
+    const idleBefore = (chainName: string) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs;
+    const { parked, done } = processor!.wallets.park(idleBefore, state.processed, due);
     if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
     if (!done || due()) return false;
-    if (!processor!.parkHolders(state.processed, due).done) return false;
+    if (!processor!.parkHolders(state.processed, idleBefore, due).done) return false;
     // Against the snapshots' count it shows whether the passes keep up (they run between snapshots).
     ctx.metrics.inc('aggregator.wallet_park_passes');
     return true;

@@ -61,14 +61,19 @@ export interface Processor {
   /** The wallet-facts stage over state.wallets (and the parked wallets' store, embedded). */
   readonly wallets: WalletFacts;
   /**
-   * Embedded: moves the holder records of wallets not in memory (parked or forgotten) to the wallet
-   * store at `version`, until `due()` says the slice is spent (about 256 written a slice; without
-   * `due`, the whole pass): first those of the wallets that left memory since the last call, in the
-   * live tokens their records were known in, then a pass through every live token's records, which
-   * the next call goes on with where this one stopped. Returns how many left memory and whether
-   * the pass reached the last token.
+   * Embedded: moves holder records of live tokens to the wallet store at `version`, until `due()`
+   * says the slice is spent (about 256 written a slice; without `due`, the whole pass): first those
+   * of the wallets that left memory since the last call, in the live tokens their records were
+   * known in; then those unchanged since a check at least `idleBefore(chain)` ago, their wallet in
+   * memory or not; then, in a pass through every live token's records, which the next call goes on
+   * with where this one stopped, those of wallets not in memory. Returns how many left memory and
+   * whether the pass reached the last token.
    */
-  parkHolders(version: number, due?: () => boolean): { parked: number; done: boolean };
+  parkHolders(
+    version: number,
+    idleBefore: (chain: string) => number,
+    due?: () => boolean,
+  ): { parked: number; done: boolean };
   swap(swap: RawSwap, out: BatchOutput, at?: InputPosition): void;
   event(event: TokenEvent, raw: string, out: BatchOutput, at?: InputPosition): void;
   /** Hand-over: a journaled swap applied to owned state in the context it was first priced in. */

@@ -33,6 +33,7 @@ import { createExpiryQueue, type ExpiryQueue } from './expiry-queue.ts';
 import { createWalletFacts, holdings, newWallet, setHolding, walletKey } from './wallet-facts.ts';
 import type { ParkedHolderRow, WalletStore } from './wallet-store.ts';
 import { createWalletRecords } from './wallet-records.ts';
+import { createIdleQueue, type IdleQueue } from './idle-queue.ts';
 import {
   holderChanged,
   parkedHolderOf,
@@ -189,6 +190,24 @@ export function createProcessor(
   });
   const wallet = walletFacts.get;
 
+  /**
+   * A holder record in memory as of a check: queued when it comes into memory (`rec` unknown), it
+   * leaves once a later check finds it unchanged, its wallet in memory or not.
+   */
+  interface QueuedRecord {
+    token: string;
+    address: string;
+    rec: HolderRec | undefined;
+  }
+  // Embedded: an active wallet's records stayed in every live token it ever traded (the busiest
+  // hundred wallets held 36,665 of 193,853 at minute 5.5 of the spread mainnet market).
+  const recordQueues = walletStore ? new Map<string, IdleQueue<QueuedRecord>>() : undefined;
+  function queueRecord(chain: Chain, record: QueuedRecord): void {
+    let queue = recordQueues!.get(chain);
+    if (!queue) recordQueues!.set(chain, (queue = createIdleQueue<QueuedRecord>()));
+    queue.push(record, state.watermarks[chain] ?? 0);
+  }
+
   function token(chain: Chain, address: string, decimals: number, time: number): TokenState {
     const key = tokenKey(chain, address);
     let t = tokenIn(state, key);
@@ -220,7 +239,9 @@ export function createProcessor(
     h = parkedHolderOf(t, address, walletFacts.reader);
     if (h !== undefined) metrics.inc('aggregator.holders_loaded');
     else t.holders.set(sharedAddress(t.chain, address), (h = EMPTY_HOLDER));
-    walletRecords?.entered(walletKey(t.chain, address), heldKeys.get(t) ?? heldKey(t, tokenKey(t.chain, t.address)));
+    const key = heldKeys.get(t) ?? heldKey(t, tokenKey(t.chain, t.address));
+    walletRecords?.entered(walletKey(t.chain, address), key);
+    if (recordQueues) queueRecord(t.chain, { token: key, address, rec: undefined });
     return h;
   }
 
@@ -670,6 +691,40 @@ export function createProcessor(
     return true;
   }
 
+  /**
+   * Moves the records the idle queues find unchanged since their last check (of a live token: a
+   * parked one keeps its records) into `rows`, until it holds `most` or `due()`; true when the
+   * slice is spent.
+   */
+  function parkIdleRecords(
+    rows: ParkedHolderRow[],
+    most: number,
+    idleBefore: (chain: string) => number,
+    due?: () => boolean,
+  ): boolean {
+    if (!recordQueues) return false;
+    let taken = 0;
+    for (const [chain, queue] of recordQueues) {
+      const bound = idleBefore(chain);
+      const now = state.watermarks[chain] ?? 0;
+      for (;;) {
+        if (rows.length >= most || (due && (++taken & 63) === 0 && due())) return true;
+        const record = queue.takeDue(bound);
+        if (record === undefined) break;
+        const t = state.tokens.get(record.token);
+        const rec = t?.holders.get(record.address);
+        if (rec === undefined) continue;
+        if (rec !== record.rec) {
+          record.rec = rec;
+          queue.push(record, now);
+          continue;
+        }
+        for (const row of parkHolderRecords(t!, walletFacts.reader, [record.address])) rows.push(row);
+      }
+    }
+    return false;
+  }
+
   /** The holder park pass under way (parkHolders resumes it), and a token it stopped inside of. */
   let holderPass: MapIterator<[string, TokenState]> | null = null;
   let holderPassAt: string | null = null;
@@ -677,7 +732,7 @@ export function createProcessor(
   return {
     state,
     wallets: walletFacts,
-    parkHolders(version, due) {
+    parkHolders(version, idleBefore, due) {
       const store = walletStore;
       if (!store) return { parked: 0, done: true };
       const rows: ParkedHolderRow[] = [];
@@ -689,6 +744,7 @@ export function createProcessor(
       };
       // First the records of the wallets parked since, where they are known; the pass finds the rest.
       if (parkLeftRecords(rows, most, due)) return written(false);
+      if (parkIdleRecords(rows, most, idleBefore, due)) return written(false);
       // A Map iterator survives the tokens added and deleted between slices.
       holderPass ??= state.tokens.entries();
       let done = false;

@@ -238,12 +238,13 @@ function readSections(bytes: Buffer, file: string, current: boolean): Aggregator
   return state;
 }
 
-/** Removes every snapshot and the wallets parked beside it (spot replay starts from an empty state). */
+/** Removes every snapshot, the wallets parked beside it and stop markers (spot replay starts from an empty state). */
 export function dropSnapshots(ctx: Context): void {
   const dir = snapshotDir(ctx);
   if (!fs.existsSync(dir)) return;
   for (const file of fs.readdirSync(dir))
-    if (file.startsWith('snapshot-') || file.startsWith('wallets-')) fs.rmSync(path.join(dir, file), { force: true });
+    if (file.startsWith('snapshot-') || file.startsWith('wallets-') || file.startsWith('stopped-'))
+      fs.rmSync(path.join(dir, file), { force: true });
 }
 
 /** One token's state as stored in ClickHouse (base64 of its v8 serialisation). */

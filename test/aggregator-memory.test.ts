@@ -174,7 +174,11 @@ describe('aggregator memory', function () {
           p.wallets.park(() => time - WALLET_PARK_IDLE_MS, version);
           // In slices, as the aggregator runs it: each writes at most 256 rows, the last reaches the end.
           for (let slice = 0; ; slice++) {
-            const { parked, done } = p.parkHolders(version, () => false);
+            const { parked, done } = p.parkHolders(
+              version,
+              () => time - WALLET_PARK_IDLE_MS,
+              () => false,
+            );
             assert.ok(parked <= 256, `${parked} rows in one slice`);
             if (done) break;
             assert.ok(slice < 100, 'the pass ends');
@@ -239,7 +243,11 @@ describe('aggregator memory', function () {
       assert.ok(!state.wallets.has(walletKey(CHAIN, idle)), 'the idle wallet left memory');
       assert.ok(state.wallets.has(walletKey(CHAIN, active)));
       // A slice spent at once: the pass through the live tokens scans 64 of them and stops.
-      const { parked, done } = p.parkHolders(1, () => true);
+      const { parked, done } = p.parkHolders(
+        1,
+        () => later - WALLET_PARK_IDLE_MS,
+        () => true,
+      );
       assert.equal(done, false);
       assert.equal(parked, 1);
       assert.ok(!state.tokens.get(last)!.holders.has(idle), "the idle wallet's record left memory");
@@ -249,6 +257,60 @@ describe('aggregator memory', function () {
       p.swap(swap(tokens.at(-1)!, later + 1000, 2, idle), out);
       assert.ok(state.tokens.get(last)!.holders.has(idle));
       assert.equal(ctx.metrics.get('aggregator.holders_loaded') > 0, true);
+    } finally {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("an active wallet's records in the tokens it stopped trading leave memory, and come back as they left", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-idle-records-'));
+    const store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+    try {
+      const state = newState();
+      const p = createProcessor(ctx, state, undefined, { walletStore: store });
+      const out = newBatchOutput();
+      const tokens = Array.from({ length: 100 }, (_, i) => addr(0xe000 + i));
+      const active = addr(0x7003);
+      for (const token of tokens) p.event(created(token), '{}', out);
+      tokens.forEach((token, i) => p.swap(swap(token, T0, i, active), out));
+      const idleBefore = (time: number) => () => time - WALLET_PARK_IDLE_MS;
+      // The first check notes each record as it is; a later one finds it unchanged.
+      const first = T0 + 2 * WALLET_PARK_IDLE_MS;
+      p.swap(swap(tokens[0]!, first, 1, active), out);
+      assert.equal(p.parkHolders(1, idleBefore(first)).parked, 0);
+      // A trade comes with its transfer: the record's balance changes.
+      const second = first + 2 * WALLET_PARK_IDLE_MS;
+      p.swap(swap(tokens[0]!, second, 2, active), out);
+      const transfer: TokenEvent = {
+        id: 'bought',
+        chain: CHAIN,
+        transactionHash: `0x${'b'.repeat(64)}`,
+        eventIndex: 1,
+        blockNumber: second / 1000,
+        blockTime: second,
+        kind: 'transfer',
+        token: tokens[0]!,
+        from: addr(0xeeee),
+        to: active,
+        amount: '5',
+      };
+      p.event(transfer, JSON.stringify(transfer), out);
+      const { parked } = p.parkHolders(2, idleBefore(second));
+      assert.equal(parked, 99, 'every record but the one still trading');
+      assert.ok(state.wallets.has(walletKey(CHAIN, active)), 'the wallet stays in memory');
+      const key5 = tokenKey(CHAIN, tokens[5]!);
+      const t5 = state.tokens.get(key5)!;
+      assert.ok(!t5.holders.has(active));
+      assert.equal(store.holder(key5, active)?.wallet, active);
+      assert.ok(state.tokens.get(tokenKey(CHAIN, tokens[0]!))!.holders.has(active));
+      assert.deepEqual(holderFigures(t5, p.wallets.reader), computeHolders(t5, p.wallets.reader));
+      // Back on its next trade there, counted as it left.
+      const loaded = ctx.metrics.get('aggregator.holders_loaded');
+      p.swap(swap(tokens[5]!, second + 1000, 3, active), out);
+      assert.ok(t5.holders.has(active));
+      assert.equal(ctx.metrics.get('aggregator.holders_loaded'), loaded + 1);
+      assert.deepEqual(holderFigures(t5, p.wallets.reader), computeHolders(t5, p.wallets.reader));
     } finally {
       store.close();
       fs.rmSync(dir, { recursive: true, force: true });

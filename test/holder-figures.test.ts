@@ -195,10 +195,11 @@ describe('holder figures', () => {
           assert.deepEqual(holderFigures(parked, q.wallets.reader), figures, `step ${step}, parking`);
           assert.deepEqual(computeHolders(parked, q.wallets.reader), figures, `step ${step}, parking reference`);
         }
-        // Wallets idle for 20 s leave memory, and their holder records with them.
+        // Wallets idle for 20 s leave memory, and their holder records with them; so do records
+        // unchanged for 20 s of wallets still in memory.
         if (step % 11 === 5) {
           q.wallets.park(() => time - 20_000, step);
-          parkedHolders += q.parkHolders(step).parked;
+          parkedHolders += q.parkHolders(step, () => time - 20_000).parked;
         }
         // A dropped index is rebuilt from the records in memory and the parked rows.
         if (step % 13 === 7) holdersReset(parkingState.tokens.get(key)!);
