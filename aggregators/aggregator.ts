@@ -865,20 +865,20 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
   }
 
   /**
-   * Moves the idle wallets due (their chains' idle queues), then their holder records, then those
-   * of other wallets not in memory (a pass through the live tokens' records), to the store until
-   * `due()`; true once the pass reached its last token. Each slice parks the wallets due first: the
-   * pass takes minutes of a busy main thread, and wallets waited for its end.
+   * Moves the idle wallets due (their chains' idle queues), then holder records (parkHolders), to
+   * the store until `due()`; true once no wallet is due and the holder pass reached its last token.
+   * Each slice goes on to the records once it wrote its most wallets: with wallets coming due
+   * faster than the slices took them, the records got no turn (2 holder passes in 25 minutes).
    */
   function parkWalletSlice(due: () => boolean): boolean {
     const idleBefore = (chainName: string) => (state.watermarks[chainName] ?? 0) - walletParkIdleMs;
-    const { parked, done } = processor!.wallets.park(idleBefore, state.processed, due);
-    if (parked > 0) ctx.metrics.inc('aggregator.wallets_parked', parked);
-    if (!done || due()) return false;
+    const wallets = processor!.wallets.park(idleBefore, state.processed, due);
+    if (wallets.parked > 0) ctx.metrics.inc('aggregator.wallets_parked', wallets.parked);
+    if (due()) return false;
     if (!processor!.parkHolders(state.processed, idleBefore, due).done) return false;
     // Against the snapshots' count it shows whether the passes keep up (they run between snapshots).
     ctx.metrics.inc('aggregator.wallet_park_passes');
-    return true;
+    return wallets.done;
   }
 
   /**

@@ -727,6 +727,8 @@ export function createProcessor(
 
   /** The holder park pass under way (parkHolders resumes it), and a token it stopped inside of. */
   let holderPass: MapIterator<[string, TokenState]> | null = null;
+  /** Which of the holder queues goes first in the next call (they alternate). */
+  let holderTurn = 0;
   let holderPassAt: string | null = null;
 
   return {
@@ -743,8 +745,17 @@ export function createProcessor(
         return { parked: rows.length, done };
       };
       // First the records of the wallets parked since, where they are known; the pass finds the rest.
-      if (parkLeftRecords(rows, most, due)) return written(false);
-      if (parkIdleRecords(rows, most, idleBefore, due)) return written(false);
+      // The two queues take turns at going first: either can fill every slice for minutes.
+      const left = () => parkLeftRecords(rows, most, due);
+      const unchanged = () => {
+        const before = rows.length;
+        const spent = parkIdleRecords(rows, most, idleBefore, due);
+        if (rows.length > before) metrics.inc('aggregator.holders_parked_unchanged', rows.length - before);
+        return spent;
+      };
+      const leftFirst = (holderTurn++ & 1) === 0;
+      if (leftFirst ? left() : unchanged()) return written(false);
+      if (leftFirst ? unchanged() : left()) return written(false);
       // A Map iterator survives the tokens added and deleted between slices.
       holderPass ??= state.tokens.entries();
       let done = false;

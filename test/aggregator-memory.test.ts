@@ -317,6 +317,42 @@ describe('aggregator memory', function () {
     }
   });
 
+  it("records found unchanged get their turn while the parked wallets' records fill every slice", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spot-record-turns-'));
+    const store = openWalletStore(path.join(dir, 'w.sqlite'), true);
+    try {
+      const state = newState();
+      const p = createProcessor(ctx, state, undefined, { walletStore: store });
+      const out = newBatchOutput();
+      const tokens = Array.from({ length: 50 }, (_, i) => addr(0xf000 + i));
+      for (const token of tokens) p.event(created(token), '{}', out);
+      const active = addr(0x7004);
+      tokens.forEach((token, i) => p.swap(swap(token, T0, i, active), out));
+      // 1,000 one-off wallets, each with a record in the first token: their records follow them.
+      for (let i = 0; i < 1000; i++) p.swap(swap(tokens[0]!, T0, 100 + i, addr(0x300000 + i)), out);
+      const first = T0 + 2 * WALLET_PARK_IDLE_MS;
+      p.swap(swap(tokens[0]!, first, 1, active), out);
+      const idleBefore = (time: number) => () => time - WALLET_PARK_IDLE_MS;
+      // The first check of every record (nothing parks: each is noted as it is).
+      while (!p.parkHolders(1, idleBefore(first)).done);
+      const second = first + 2 * WALLET_PARK_IDLE_MS;
+      p.swap(swap(tokens[0]!, second, 2, active), out);
+      p.wallets.park(idleBefore(second), 2);
+      assert.equal(state.wallets.size, 1, 'the one-off wallets parked');
+      // Two slices of at most 256 rows each: one goes to the queue that went first last time.
+      const never = () => false;
+      const rows =
+        p.parkHolders(2, idleBefore(second), never).parked + p.parkHolders(2, idleBefore(second), never).parked;
+      assert.equal(rows, 512);
+      const key = (token: string) => tokenKey(CHAIN, token);
+      const stillIn = tokens.slice(1).filter((token) => state.tokens.get(key(token))!.holders.has(active));
+      assert.deepEqual(stillIn, [], "the active wallet's unchanged records left in the second slice");
+    } finally {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('wallets and holder records keep one copy of each address and token key, not one per message', () => {
     // Every message is parsed text, as from the log: its strings are new instances each time.
     v8.setFlagsFromString('--expose-gc');
