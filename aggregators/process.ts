@@ -727,9 +727,9 @@ export function createProcessor(
 
   /** The holder park pass under way (parkHolders resumes it), and a token it stopped inside of. */
   let holderPass: MapIterator<[string, TokenState]> | null = null;
-  /** Which of the holder queues goes first in the next call (they alternate). */
-  let holderTurn = 0;
   let holderPassAt: string | null = null;
+  /** Which of the two record queues goes first in the next call (they alternate). */
+  let holderTurn = 0;
 
   return {
     state,
@@ -744,8 +744,9 @@ export function createProcessor(
         if (rows.length > 0) metrics.inc('aggregator.holders_parked', rows.length);
         return { parked: rows.length, done };
       };
-      // First the records of the wallets parked since, where they are known; the pass finds the rest.
-      // The two queues take turns at going first: either can fill every slice for minutes.
+      // First the two queues (the records of the wallets parked since, where they are known; those
+      // found unchanged), taking turns at going first: either can fill every slice for minutes. The
+      // pass finds the rest.
       const left = () => parkLeftRecords(rows, most, due);
       const unchanged = () => {
         const before = rows.length;
