@@ -433,49 +433,48 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     pending = newBatchOutput();
     pendingCount = 0;
     quietBoundary = false;
-    if (quiet) {
-      // Their trades, rows and views went out before the stop.
-      ctx.metrics.set('aggregator.processed', state.processed);
-      ctx.metrics.families.aggregatorMessages.inc(count);
-      ctx.metrics.consumerPositions(`spot-aggregator-${name}`, state.offsets);
-      endTimer();
-      if (reachedStop(replayTo!, state.chainOffsets)) endQuietReplay();
-      options.onFlush?.({ processed: state.processed, snapshot: false });
-      return;
-    }
-    options.partitioned?.changed(out.changed);
-    for (const key of out.changed) viewsChanged.add(key);
-    for (const key of out.traded) viewsTraded.add(key);
-    viewsMessages += count;
-    // The topics are sinks too: published first, so a priced trade does not wait for the store.
-    if (publish && publishTrades && out.tradeMessages.length > 0) {
-      const messages = out.tradeMessages.map((m) => {
-        assertTopicValue(TOPICS.trades, m);
-        return { key: tokenKey(m.trade.chain, m.trade.token), value: JSON.stringify(m), timestamp: m.trade.timestamp };
-      });
-      await log.produce(TOPICS.trades.name, messages);
-    }
-    await sinks.add(
-      {
-        trades: out.trades,
-        candleRows: out.candleRows,
-        tokens: [],
-        tokenEvents: out.tokenEvents,
-        labels: out.labels,
-        balances: out.balances,
-      },
-      count,
-    );
     // Never while the last one is being captured or written: the interval runs from its file on disk.
     // None during a quiet replay: a restart from it would publish again what the stop had.
-    const snapshotDue =
+    const isSnapshotDue = () =>
       !snapshotWriting &&
       replayTo === null &&
       (state.processed - lastSnapshotProcessed >= snapshotEveryMessages ||
         Date.now() - lastSnapshotAt >= snapshotEveryMs);
-    if (snapshotDue || viewsMessages >= flushEvery) await flushViews();
-    else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
-    else scheduleViews();
+    let snapshotDue = false;
+    // A quiet replay's trades, rows and views went out before the stop.
+    if (!quiet) {
+      options.partitioned?.changed(out.changed);
+      for (const key of out.changed) viewsChanged.add(key);
+      for (const key of out.traded) viewsTraded.add(key);
+      viewsMessages += count;
+      // The topics are sinks too: published first, so a priced trade does not wait for the store.
+      if (publish && publishTrades && out.tradeMessages.length > 0) {
+        const messages = out.tradeMessages.map((m) => {
+          assertTopicValue(TOPICS.trades, m);
+          return {
+            key: tokenKey(m.trade.chain, m.trade.token),
+            value: JSON.stringify(m),
+            timestamp: m.trade.timestamp,
+          };
+        });
+        await log.produce(TOPICS.trades.name, messages);
+      }
+      await sinks.add(
+        {
+          trades: out.trades,
+          candleRows: out.candleRows,
+          tokens: [],
+          tokenEvents: out.tokenEvents,
+          labels: out.labels,
+          balances: out.balances,
+        },
+        count,
+      );
+      snapshotDue = isSnapshotDue();
+      if (snapshotDue || viewsMessages >= flushEvery) await flushViews();
+      else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
+      else scheduleViews();
+    }
     ctx.metrics.set('aggregator.processed', state.processed);
     ctx.metrics.set('aggregator.tokens_in_memory', tokensInMemory(state));
     ctx.metrics.set('aggregator.tokens_parked', state.parked?.size ?? 0);
