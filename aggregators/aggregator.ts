@@ -433,13 +433,6 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
     pending = newBatchOutput();
     pendingCount = 0;
     quietBoundary = false;
-    // Never while the last one is being captured or written: the interval runs from its file on disk.
-    // None during a quiet replay: a restart from it would publish again what the stop had.
-    const isSnapshotDue = () =>
-      !snapshotWriting &&
-      replayTo === null &&
-      (state.processed - lastSnapshotProcessed >= snapshotEveryMessages ||
-        Date.now() - lastSnapshotAt >= snapshotEveryMs);
     let snapshotDue = false;
     // A quiet replay's trades, rows and views went out before the stop.
     if (!quiet) {
@@ -470,7 +463,13 @@ export function createAggregator(ctx: Context, options: AggregatorOptions): Aggr
         },
         count,
       );
-      snapshotDue = isSnapshotDue();
+      // Never while the last one is being captured or written: the interval runs from its file on
+      // disk. None during a quiet replay: a restart from it would publish again what the stop had.
+      snapshotDue =
+        !snapshotWriting &&
+        replayTo === null &&
+        (state.processed - lastSnapshotProcessed >= snapshotEveryMessages ||
+          Date.now() - lastSnapshotAt >= snapshotEveryMs);
       if (snapshotDue || viewsMessages >= flushEvery) await flushViews();
       else if (merger.caughtUp() && Date.now() - lastViewsAt >= viewsEveryMs) startViewsPass();
       else scheduleViews();
