@@ -3,13 +3,21 @@
 // Version 1 kept every trade of 24 h per token (win.recs): its windows and recently closed candle
 // buckets are rebuilt from them. Version 2 kept one window bucket per distinct event time: its
 // buckets are merged into the granules of their age. Version 3 processed partitions in offset
-// order (no per-chain positions). Until 2026-11-30 holder records were objects (any version).
+// order (no per-chain positions). Until 2026-11-30 holder records were objects (any version);
+// until 2026-12-03 window buckets were objects (any version).
 import { chainOfKey } from '../core/chains.ts';
 import { addTrade, forgetClosed, newOpenBuckets, type ClosedBucket } from './candles.ts';
 import { recentIdsOf } from './dedupe.ts';
 import { countedRec, packedRec, type HolderRecObject } from './holder-records.ts';
 import { ATTR, STATE_VERSION, type AggregatorState, type HolderRec, type TokenState } from './state.ts';
-import { advance, insert, newTradeWindow, windowFromTimeBuckets, type TradeRec } from './windows.ts';
+import {
+  advance,
+  insert,
+  newTradeWindow,
+  windowFromBucketObjects,
+  windowFromTimeBuckets,
+  type TradeRec,
+} from './windows.ts';
 import type { BaseGranularity } from '../clickhouse/types.ts';
 
 interface TokenStateV1 extends Omit<TokenState, 'win' | 'closedCandles'> {
@@ -33,6 +41,8 @@ function attrsV2(v1: number): number {
 }
 
 type TokenStateV2 = Omit<TokenState, 'win'> & { win: Parameters<typeof windowFromTimeBuckets>[0] };
+/** Windows with their buckets as objects (until 2026-12-03). */
+type WindowV4 = Parameters<typeof windowFromBucketObjects>[0];
 
 /**
  * Holder records as objects, packed (holder-records.ts). The index's dirty set becomes a map to the
@@ -61,6 +71,7 @@ export function upgradeToken(token: TokenState | TokenStateV2 | TokenStateV1): T
   if ('closedCandles' in token) {
     const current = token as TokenState;
     if (!('cuts' in token.win)) current.win = windowFromTimeBuckets(token.win);
+    else if ('buckets' in token.win) current.win = windowFromBucketObjects(token.win as WindowV4);
     packHolders(current);
     return current;
   }

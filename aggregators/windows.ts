@@ -132,77 +132,251 @@ function windowObject(s: Sums, ref: Dec | undefined, last: Dec | undefined): Sta
 /**
  * The trades of one granule [b, b + granularity), summed: the sums the windows add and remove,
  * and the time, seq and USD price of its first and last trade by (t, seq) (the price references).
- * Those times are kept as ms after b: small integers, not one heap number more per bucket.
+ * Those times are ms after b. The window holds its buckets in columns (TradeWindow); this object
+ * form is a bucket read out of them, or one of an older snapshot's.
  */
 export interface TimeBucket extends Sums {
   b: number;
   fo: number;
   fs: number;
-  fp: Dec;
   lo: number;
   ls: number;
+  fp: Dec;
   lp: Dec;
 }
 
-function bucketOf(r: TradeRec, b: number): TimeBucket {
-  // One literal with every field (no spread): one compact object shape for every bucket.
-  const o = r.t - b;
-  return r.buy
-    ? {
-        b,
-        fo: o,
-        fs: r.seq,
-        fp: r.pu,
-        lo: o,
-        ls: r.seq,
-        lp: r.pu,
-        bn: r.vn,
-        bu: r.vu,
-        sn: ZERO,
-        su: ZERO,
-        bc: 1,
-        sc: 0,
-      }
-    : {
-        b,
-        fo: o,
-        fs: r.seq,
-        fp: r.pu,
-        lo: o,
-        ls: r.seq,
-        lp: r.pu,
-        bn: ZERO,
-        bu: ZERO,
-        sn: r.vn,
-        su: r.vu,
-        bc: 0,
-        sc: 1,
-      };
+// A bucket's numbers in TradeWindow.nums, NUMS per bucket: its start, the first and last trade's
+// offset and seq, the buy and sell counts. All are integers well inside a double's exact range.
+const NUMS = 7;
+const B = 0;
+const FO = 1;
+const FS = 2;
+const LO = 3;
+const LS = 4;
+const BC = 5;
+const SC = 6;
+// Its decimals, DECS per bucket: first and last USD price, buy and sell volumes (native, USD).
+const DECS = 6;
+const FP = 0;
+const LP = 1;
+const BN = 2;
+const BU = 3;
+const SN = 4;
+const SU = 5;
+/** Limbs of 64 bits per decimal in TradeWindow.limbs: values below 2^128 (3.4e8 at 30 decimals). */
+const LIMBS = 2;
+const LIMB_BITS = 64n;
+const LIMB_MAX = 1n << (LIMB_BITS * BigInt(LIMBS));
+
+/**
+ * Incremental windows of one token: plain data (snapshots serialise it as is). Its buckets are
+ * columns in typed arrays: a bucket as an object with its bigints took about 290 B of heap, most
+ * of a live token's memory on a market trading across thousands of tokens (docs/memory.md).
+ */
+export interface TradeWindow {
+  /** Buckets held, by start ascending (one before the 24h window is kept: its reference). */
+  n: number;
+  /** NUMS numbers per bucket; its length is the capacity. */
+  nums: Float64Array;
+  /** The decimals as LIMBS limbs each, low first; null once one is negative or too large for them. */
+  limbs: BigUint64Array | null;
+  /** The decimals as bigints, DECS per bucket, when `limbs` cannot hold one. */
+  wide: Dec[] | null;
+  /** Index of each window's first bucket inside it. */
+  heads: number[];
+  sums: Sums[];
+  /** Level cuts at the stats time (cutsAt): they only move forward, merging buckets. */
+  cuts: number[];
+  /** Stats time: only moves forward. */
+  t: number;
 }
 
-/** Moves a bucket's start back to the granule start b (its trades' times stay). */
-function rebase(bucket: TimeBucket, b: number): void {
-  bucket.fo += bucket.b - b;
-  bucket.lo += bucket.b - b;
-  bucket.b = b;
+const INITIAL_CAPACITY = 4;
+
+export function newTradeWindow(): TradeWindow {
+  return {
+    n: 0,
+    nums: new Float64Array(INITIAL_CAPACITY * NUMS),
+    limbs: new BigUint64Array(INITIAL_CAPACITY * DECS * LIMBS),
+    wide: null,
+    heads: SIZES.map(() => 0),
+    sums: SIZES.map(emptySums),
+    cuts: cutsAt(0),
+    t: 0,
+  };
 }
 
-/** Adds bucket m's trades to a (an exact merge: sums add, the first and last trades kept). */
-function mergeBucket(a: TimeBucket, m: TimeBucket): void {
-  addSums(a, m);
-  const af = a.b + a.fo,
-    mf = m.b + m.fo;
-  if (mf < af || (mf === af && m.fs < a.fs)) {
-    a.fo = mf - a.b;
-    a.fs = m.fs;
-    a.fp = m.fp;
+const capacityOf = (win: TradeWindow) => win.nums.length / NUMS;
+
+function decAt(win: TradeWindow, i: number, d: number): Dec {
+  const { limbs } = win;
+  if (!limbs) return win.wide![i * DECS + d]!;
+  const j = (i * DECS + d) * LIMBS;
+  const high = limbs[j + 1]!;
+  return high === 0n ? limbs[j]! : (high << LIMB_BITS) | limbs[j]!;
+}
+
+function setDec(win: TradeWindow, i: number, d: number, value: Dec): void {
+  if (win.limbs && (value < 0n || value >= LIMB_MAX)) widen(win);
+  const { limbs } = win;
+  if (!limbs) {
+    win.wide![i * DECS + d] = value;
+    return;
   }
-  const al = a.b + a.lo,
+  const j = (i * DECS + d) * LIMBS;
+  // A BigUint64Array keeps the low 64 bits of what it is given.
+  limbs[j] = value;
+  limbs[j + 1] = value >> LIMB_BITS;
+}
+
+/** The decimals as bigints from now on: a value the limbs cannot hold (exactness first). */
+function widen(win: TradeWindow): void {
+  const wide: Dec[] = new Array(capacityOf(win) * DECS).fill(ZERO);
+  for (let i = 0; i < win.n; i++) for (let d = 0; d < DECS; d++) wide[i * DECS + d] = decAt(win, i, d);
+  win.wide = wide;
+  win.limbs = null;
+}
+
+/** Room for `capacity` buckets (at least those held). */
+function resize(win: TradeWindow, capacity: number): void {
+  const nums = new Float64Array(capacity * NUMS);
+  nums.set(win.nums.subarray(0, win.n * NUMS));
+  win.nums = nums;
+  if (win.limbs) {
+    const limbs = new BigUint64Array(capacity * DECS * LIMBS);
+    limbs.set(win.limbs.subarray(0, win.n * DECS * LIMBS));
+    win.limbs = limbs;
+  } else win.wide!.length = capacity * DECS;
+}
+
+/** Opens an empty slot at index pos (the buckets from pos move up one). */
+function openSlot(win: TradeWindow, pos: number): void {
+  if (win.n === capacityOf(win)) resize(win, win.n + (win.n >> 1) + INITIAL_CAPACITY);
+  const { nums, limbs } = win;
+  nums.copyWithin((pos + 1) * NUMS, pos * NUMS, win.n * NUMS);
+  if (limbs) limbs.copyWithin((pos + 1) * DECS * LIMBS, pos * DECS * LIMBS, win.n * DECS * LIMBS);
+  else win.wide!.copyWithin((pos + 1) * DECS, pos * DECS, win.n * DECS);
+  win.n++;
+}
+
+/** Removes the buckets at indexes [from, to); the array shrinks when it holds a quarter of its room. */
+function removeSlots(win: TradeWindow, from: number, to: number): void {
+  const { nums, limbs } = win;
+  nums.copyWithin(from * NUMS, to * NUMS, win.n * NUMS);
+  if (limbs) limbs.copyWithin(from * DECS * LIMBS, to * DECS * LIMBS, win.n * DECS * LIMBS);
+  else win.wide!.copyWithin(from * DECS, to * DECS, win.n * DECS);
+  win.n -= to - from;
+  if (limbs) limbs.fill(0n, win.n * DECS * LIMBS, (win.n + to - from) * DECS * LIMBS);
+  else win.wide!.fill(ZERO, win.n * DECS, (win.n + to - from) * DECS);
+  nums.fill(0, win.n * NUMS, (win.n + to - from) * NUMS);
+  const capacity = capacityOf(win);
+  if (capacity > 4 * INITIAL_CAPACITY && win.n * 4 < capacity) resize(win, win.n + (win.n >> 1) + INITIAL_CAPACITY);
+}
+
+const startOf = (win: TradeWindow, i: number) => win.nums[i * NUMS + B]!;
+
+/** Bucket i as an object (tools, tests and the conversions below). */
+export function bucketAt(win: TradeWindow, i: number): TimeBucket {
+  const k = i * NUMS;
+  const { nums } = win;
+  return {
+    b: nums[k + B]!,
+    fo: nums[k + FO]!,
+    fs: nums[k + FS]!,
+    lo: nums[k + LO]!,
+    ls: nums[k + LS]!,
+    fp: decAt(win, i, FP),
+    lp: decAt(win, i, LP),
+    bn: decAt(win, i, BN),
+    bu: decAt(win, i, BU),
+    sn: decAt(win, i, SN),
+    su: decAt(win, i, SU),
+    bc: nums[k + BC]!,
+    sc: nums[k + SC]!,
+  };
+}
+
+/** Buckets held. */
+export const bucketCount = (win: TradeWindow): number => win.n;
+
+/** Every bucket as an object, oldest first. */
+export const bucketsOf = (win: TradeWindow): TimeBucket[] => Array.from({ length: win.n }, (_, i) => bucketAt(win, i));
+
+function writeBucket(win: TradeWindow, i: number, m: TimeBucket): void {
+  const k = i * NUMS;
+  const { nums } = win;
+  nums[k + B] = m.b;
+  nums[k + FO] = m.fo;
+  nums[k + FS] = m.fs;
+  nums[k + LO] = m.lo;
+  nums[k + LS] = m.ls;
+  nums[k + BC] = m.bc;
+  nums[k + SC] = m.sc;
+  setDec(win, i, FP, m.fp);
+  setDec(win, i, LP, m.lp);
+  setDec(win, i, BN, m.bn);
+  setDec(win, i, BU, m.bu);
+  setDec(win, i, SN, m.sn);
+  setDec(win, i, SU, m.su);
+}
+
+function bucketOf(r: TradeRec, b: number): TimeBucket {
+  const o = r.t - b;
+  return {
+    b,
+    fo: o,
+    fs: r.seq,
+    lo: o,
+    ls: r.seq,
+    fp: r.pu,
+    lp: r.pu,
+    bn: r.buy ? r.vn : ZERO,
+    bu: r.buy ? r.vu : ZERO,
+    sn: r.buy ? ZERO : r.vn,
+    su: r.buy ? ZERO : r.vu,
+    bc: r.buy ? 1 : 0,
+    sc: r.buy ? 0 : 1,
+  };
+}
+
+/** Moves bucket i's start back to the granule start b (its trades' times stay). */
+function rebaseAt(win: TradeWindow, i: number, b: number): void {
+  const k = i * NUMS;
+  const { nums } = win;
+  const shift = nums[k + B]! - b;
+  nums[k + FO]! += shift;
+  nums[k + LO]! += shift;
+  nums[k + B] = b;
+}
+
+/** Adds bucket m's trades to bucket i (an exact merge: sums add, the first and last trades kept). */
+function mergeInto(win: TradeWindow, i: number, m: TimeBucket): void {
+  const k = i * NUMS;
+  const { nums } = win;
+  const b = nums[k + B]!;
+  if (m.bc > 0) {
+    setDec(win, i, BN, decAt(win, i, BN) + m.bn);
+    setDec(win, i, BU, decAt(win, i, BU) + m.bu);
+    nums[k + BC]! += m.bc;
+  }
+  if (m.sc > 0) {
+    setDec(win, i, SN, decAt(win, i, SN) + m.sn);
+    setDec(win, i, SU, decAt(win, i, SU) + m.su);
+    nums[k + SC]! += m.sc;
+  }
+  const af = b + nums[k + FO]!,
+    mf = m.b + m.fo;
+  if (mf < af || (mf === af && m.fs < nums[k + FS]!)) {
+    nums[k + FO] = mf - b;
+    nums[k + FS] = m.fs;
+    setDec(win, i, FP, m.fp);
+  }
+  const al = b + nums[k + LO]!,
     ml = m.b + m.lo;
-  if (ml > al || (ml === al && m.ls > a.ls)) {
-    a.lo = ml - a.b;
-    a.ls = m.ls;
-    a.lp = m.lp;
+  if (ml > al || (ml === al && m.ls > nums[k + LS]!)) {
+    nums[k + LO] = ml - b;
+    nums[k + LS] = m.ls;
+    setDec(win, i, LP, m.lp);
   }
 }
 
@@ -215,60 +389,50 @@ function addSums(s: Sums, b: Sums): void {
   s.sc += b.sc;
 }
 
-function removeBucket(s: Sums, b: TimeBucket): void {
-  s.bn -= b.bn;
-  s.bu -= b.bu;
-  s.sn -= b.sn;
-  s.su -= b.su;
-  s.bc -= b.bc;
-  s.sc -= b.sc;
-}
-
-/** Incremental windows of one token: plain data (snapshots serialise it as is). */
-export interface TradeWindow {
-  /** Buckets by start, ascending; one bucket before the 24h window is kept (its reference). */
-  buckets: TimeBucket[];
-  /** Absolute index into buckets of each window's first bucket inside it. */
-  heads: number[];
-  sums: Sums[];
-  /** Level cuts at the stats time (cutsAt): they only move forward, merging buckets. */
-  cuts: number[];
-  /** Stats time: only moves forward. */
-  t: number;
-}
-
-export function newTradeWindow(): TradeWindow {
-  return { buckets: [], heads: SIZES.map(() => 0), sums: SIZES.map(emptySums), cuts: cutsAt(0), t: 0 };
+/** Takes bucket i's trades out of a window's sums. */
+function removeBucketAt(s: Sums, win: TradeWindow, i: number): void {
+  const k = i * NUMS;
+  const bc = win.nums[k + BC]!,
+    sc = win.nums[k + SC]!;
+  if (bc > 0) {
+    s.bn -= decAt(win, i, BN);
+    s.bu -= decAt(win, i, BU);
+    s.bc -= bc;
+  }
+  if (sc > 0) {
+    s.sn -= decAt(win, i, SN);
+    s.su -= decAt(win, i, SU);
+    s.sc -= sc;
+  }
 }
 
 /** First index whose bucket starts at or after b. */
-function lowerBound(buckets: readonly TimeBucket[], b: number): number {
+function lowerBound(win: TradeWindow, b: number): number {
   let lo = 0,
-    hi = buckets.length;
+    hi = win.n;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (buckets[mid]!.b < b) lo = mid + 1;
+    if (startOf(win, mid) < b) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
 /** Merges the buckets starting in [from, to) (both multiples of g) into granules of g; true when any merged. */
-function coarsen(buckets: TimeBucket[], from: number, to: number, g: number): boolean {
-  const first = lowerBound(buckets, from);
-  const end = lowerBound(buckets, to);
+function coarsen(win: TradeWindow, from: number, to: number, g: number): boolean {
+  const first = lowerBound(win, from);
+  const end = lowerBound(win, to);
   let kept = first;
   for (let k = first; k < end; k++) {
-    const bucket = buckets[k]!;
-    const start = floorTo(bucket.b, g);
-    if (kept > first && buckets[kept - 1]!.b === start) mergeBucket(buckets[kept - 1]!, bucket);
+    const start = floorTo(startOf(win, k), g);
+    if (kept > first && startOf(win, kept - 1) === start) mergeInto(win, kept - 1, bucketAt(win, k));
     else {
-      rebase(bucket, start);
-      buckets[kept++] = bucket;
+      if (kept !== k) writeBucket(win, kept, bucketAt(win, k));
+      rebaseAt(win, kept++, start);
     }
   }
   if (kept === end) return false;
-  buckets.splice(kept, end - kept);
+  removeSlots(win, kept, end);
   return true;
 }
 
@@ -279,12 +443,11 @@ const TRIM_AT = 64;
 export function advance(win: TradeWindow, t: number): void {
   if (t <= win.t) return;
   win.t = t;
-  const { buckets } = win;
   for (let i = 0; i < SIZES.length; i++) {
     const from = alignedStart(t, i);
     let head = win.heads[i]!;
     const sums = win.sums[i]!;
-    while (head < buckets.length && buckets[head]!.b < from) removeBucket(sums, buckets[head++]!);
+    while (head < win.n && startOf(win, head) < from) removeBucketAt(sums, win, head++);
     win.heads[i] = head;
   }
   // Coarsest level first: what it takes is not merged again at a finer one. No merged bucket
@@ -293,14 +456,14 @@ export function advance(win: TradeWindow, t: number): void {
   let merged = false;
   for (let k = GRANULES.length - 1; k >= 1; k--) {
     const from = k === GRANULES.length - 1 ? win.cuts[k]! : Math.max(win.cuts[k]!, cuts[k + 1]!);
-    if (cuts[k]! > from) merged = coarsen(buckets, from, cuts[k]!, GRANULES[k]!) || merged;
+    if (cuts[k]! > from) merged = coarsen(win, from, cuts[k]!, GRANULES[k]!) || merged;
   }
   win.cuts = cuts;
-  if (merged) for (let i = 0; i < SIZES.length; i++) win.heads[i] = lowerBound(buckets, alignedStart(t, i));
+  if (merged) for (let i = 0; i < SIZES.length; i++) win.heads[i] = lowerBound(win, alignedStart(t, i));
   // Keep one bucket before the longest window: the 24h reference price.
   const keepFrom = win.heads[SIZES.length - 1]! - 1;
   if (keepFrom >= TRIM_AT) {
-    buckets.splice(0, keepFrom);
+    removeSlots(win, 0, keepFrom);
     for (let i = 0; i < win.heads.length; i++) win.heads[i]! -= keepFrom;
   }
 }
@@ -315,16 +478,20 @@ export function insert(win: TradeWindow, rec: TradeRec): void {
 function addBucket(win: TradeWindow, bucket: TimeBucket): void {
   let level = 0;
   while (level + 1 < GRANULES.length && bucket.b < win.cuts[level + 1]!) level++;
-  rebase(bucket, floorTo(bucket.b, GRANULES[level]!));
-  const { buckets } = win;
-  const pos = lowerBound(buckets, bucket.b);
-  const same = pos < buckets.length && buckets[pos]!.b === bucket.b;
-  if (same) mergeBucket(buckets[pos]!, bucket);
-  else if (pos === buckets.length) buckets.push(bucket);
-  else buckets.splice(pos, 0, bucket);
+  const b = floorTo(bucket.b, GRANULES[level]!);
+  bucket.fo += bucket.b - b;
+  bucket.lo += bucket.b - b;
+  bucket.b = b;
+  const pos = lowerBound(win, b);
+  const same = pos < win.n && startOf(win, pos) === b;
+  if (same) mergeInto(win, pos, bucket);
+  else {
+    openSlot(win, pos);
+    writeBucket(win, pos, bucket);
+  }
   for (let i = 0; i < SIZES.length; i++) {
     // Before the window's start: its bucket sorts before the head (a new one moves the head past it).
-    if (bucket.b < alignedStart(win.t, i)) {
+    if (b < alignedStart(win.t, i)) {
       if (!same) win.heads[i]! += 1;
     } else addSums(win.sums[i]!, bucket);
   }
@@ -348,14 +515,26 @@ export function windowFromTimeBuckets(old: {
   return win;
 }
 
+/** Windows whose buckets were objects (before 2026-12-03) in columns, unchanged otherwise. */
+export function windowFromBucketObjects(
+  old: Omit<TradeWindow, 'n' | 'nums' | 'limbs' | 'wide'> & { buckets: TimeBucket[] },
+): TradeWindow {
+  const { buckets, heads, sums, cuts, t } = old;
+  const win: TradeWindow = { ...newTradeWindow(), heads, sums, cuts, t };
+  resize(win, buckets.length + INITIAL_CAPACITY);
+  win.n = buckets.length;
+  buckets.forEach((bucket, i) => writeBucket(win, i, bucket));
+  return win;
+}
+
 /** Stats at the window's current time; equals statsAt over every trade inserted. */
 export function windowStats(win: TradeWindow): Record<StatsWindow, StatsWindowObject> {
-  const { buckets } = win;
-  const last = buckets.length > 0 ? buckets[buckets.length - 1]!.lp : undefined;
+  const n = win.n;
+  const last = n > 0 ? decAt(win, n - 1, LP) : undefined;
   const out = {} as Record<StatsWindow, StatsWindowObject>;
   STATS_WINDOWS.forEach((w, i) => {
     const head = win.heads[i]!;
-    const ref = head < buckets.length ? (head > 0 ? buckets[head - 1]!.lp : buckets[head]!.fp) : last;
+    const ref = head < n ? (head > 0 ? decAt(win, head - 1, LP) : decAt(win, head, FP)) : last;
     out[w] = windowObject(win.sums[i]!, ref, last);
   });
   return out;
@@ -363,9 +542,9 @@ export function windowStats(win: TradeWindow): Record<StatsWindow, StatsWindowOb
 
 /** Event time of the newest trade (-Infinity before the first). */
 export function lastTradeTime(win: TradeWindow): number {
-  const { buckets } = win;
-  const newest = buckets[buckets.length - 1];
-  return newest ? newest.b + newest.lo : Number.NEGATIVE_INFINITY;
+  if (win.n === 0) return Number.NEGATIVE_INFINITY;
+  const k = (win.n - 1) * NUMS;
+  return win.nums[k + B]! + win.nums[k + LO]!;
 }
 
 /** The earliest event time at which some window loses a bucket (Infinity when none can). */
@@ -373,15 +552,15 @@ export function nextExpiry(win: TradeWindow): number {
   let next = Infinity;
   for (let i = 0; i < SIZES.length; i++) {
     const head = win.heads[i]!;
-    if (head >= win.buckets.length) continue;
+    if (head >= win.n) continue;
     // alignedStart passes the head's granule g once t − w reaches its end minus a second.
     const g = STEPS[i]!;
-    next = Math.min(next, floorTo(win.buckets[head]!.b, g) + g - SECOND + SIZES[i]!);
+    next = Math.min(next, floorTo(startOf(win, head), g) + g - SECOND + SIZES[i]!);
   }
   return next;
 }
 
 /** True when the 24h window still holds a trade (the token's stats can still decay). */
 export function hasWindowTrades(win: TradeWindow): boolean {
-  return win.heads[SIZES.length - 1]! < win.buckets.length;
+  return win.heads[SIZES.length - 1]! < win.n;
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { tokenKey } from '../core/chains.ts';
+import { fromInt } from '../core/decimal.ts';
 import { loadConfig } from '../core/config.ts';
 import { createContext } from '../core/context.ts';
 import { createLogger } from '../core/logger.ts';
@@ -24,6 +25,7 @@ import { openWalletStore } from '../aggregators/wallet-store.ts';
 import { computeHolders } from '../aggregators/holders.ts';
 import { holderFigures } from '../aggregators/holder-index.ts';
 import { buildToken } from '../aggregators/view.ts';
+import { bucketCount, insert, newTradeWindow, type TradeWindow } from '../aggregators/windows.ts';
 
 const ctx = createContext(loadConfig({ SPOT_LOG_LEVEL: 'silent' }), createLogger('silent'));
 const CHAIN = 'base' as const;
@@ -124,7 +126,7 @@ describe('aggregator memory', function () {
       most = 0;
     for (let s = 0; s < 25 * 3600; s++) {
       for (let k = 0; k < 1 + (s % 2); k++) p.swap(swap(BUSY, T0 + s * 1000, i++), out);
-      most = Math.max(most, token().win.buckets.length);
+      most = Math.max(most, bucketCount(token().win));
       if (s % 60 === 0) out = newBatchOutput();
     }
     // 1 s buckets for 5 min, 5 s to 1 h, 15 s to 6 h, 60 s to 24 h, and at most 64 older ones
@@ -134,6 +136,49 @@ describe('aggregator memory', function () {
     assert.equal(stats['5m'].buyCount + stats['5m'].sellCount, 450); // 300 s, 1 or 2 trades each
     const bytes = v8.serialize(token()).length;
     assert.ok(bytes < 1_500_000, `${bytes} B`);
+  });
+
+  it('a window bucket takes under 200 B of memory (columns of numbers and 64-bit limbs, not an object of bigints)', () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const heldNow = () => {
+      gc();
+      gc();
+      const usage = process.memoryUsage();
+      return usage.heapUsed + usage.external;
+    };
+    const WINDOWS = 400;
+    const SECONDS = 290; // within the 1 s level: a bucket per trade
+    const before = heldNow();
+    const windows: TradeWindow[] = [];
+    for (let w = 0; w < WINDOWS; w++) {
+      const win = newTradeWindow();
+      for (let s = 0; s < SECONDS; s++) {
+        // Each trade its own decimals, as parsed from its message.
+        const pu = fromInt(1_000 + w * SECONDS + s) / 7n;
+        const rec = {
+          t: T0 + s * 1000,
+          seq: s + 1,
+          buy: s % 3 !== 0,
+          pn: pu,
+          pu,
+          mn: pu,
+          mu: pu,
+          vn: pu * 3n,
+          vu: pu * 5n,
+        };
+        insert(win, rec);
+      }
+      windows.push(win);
+    }
+    const perBucket = (heldNow() - before) / (WINDOWS * SECONDS);
+    // Read after the measure: the windows are alive through it.
+    assert.equal(
+      windows.reduce((n, win) => n + bucketCount(win), 0),
+      WINDOWS * SECONDS,
+    );
+    // 152 B of columns and the room to grow; about 288 B as objects with their bigints.
+    assert.ok(perBucket < 200, `${perBucket.toFixed(1)} B a bucket`);
   });
 
   it("a token's holder records in memory follow its active wallets (20,000 one-off holders)", () => {

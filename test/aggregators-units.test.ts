@@ -20,7 +20,17 @@ import {
   referencePrice,
   isReferencePair,
 } from '../aggregators/pricing.ts';
-import { advance, insert, newTradeWindow, statsAt, windowStats, type TradeRec } from '../aggregators/windows.ts';
+import {
+  advance,
+  bucketAt,
+  bucketCount,
+  bucketsOf,
+  insert,
+  newTradeWindow,
+  statsAt,
+  windowStats,
+  type TradeRec,
+} from '../aggregators/windows.ts';
 import { addTrade, newOpenBuckets, type ClosedBucket } from '../aggregators/candles.ts';
 import { bucketStart as bucketOf } from '../core/timeframes.ts';
 import { newBatchOutput } from '../aggregators/contracts.ts';
@@ -300,7 +310,7 @@ describe('aggregator windows', () => {
     });
     advance(win, win.t + 2 * 86_400_000);
     assert.deepEqual(windowStats(win), statsAt(sortRecs(seen), win.t));
-    assert.ok(win.buckets.length < 1000, 'old buckets dropped');
+    assert.ok(bucketCount(win) < 1000, 'old buckets dropped');
   });
 
   it('aligns window starts to their granule: 5m exact to the second, 24h up to one minute more', () => {
@@ -349,12 +359,33 @@ describe('aggregator windows', () => {
     trades.push(rec(T0 + 10_000, 4, 5), rec(T0 + 50_000, 5, 7));
     for (const r of trades.slice(3)) insert(win, r);
     const sorted = sortRecs(trades);
-    assert.equal(win.buckets[0]!.bc + win.buckets[0]!.sc, 4);
+    assert.equal(bucketAt(win, 0).bc + bucketAt(win, 0).sc, 4);
     const stats = statsAt(sorted, win.t);
     assert.equal(stats['24h'].priceChangePct, '-20'); // 5 → 4
     assert.equal(stats['6h'].priceChangePct, '-42.857142857142857142857142857143'); // 7 → 4
     assert.deepEqual(windowStats(win), stats);
     assert.deepEqual(stats, bruteStats(trades.map(asRow), win.t));
+  });
+
+  it("a value past the columns' 128-bit limbs keeps the windows exact (the decimals held as bigints from then on)", () => {
+    const recs = randomRecs(17, 900);
+    // 10^45 at 30 decimals: far past 2^128; a price of one and a volume of the other.
+    recs[300] = { ...recs[300]!, vu: fromInt(10) ** 15n * 7n };
+    recs[301] = { ...recs[301]!, pu: fromInt(10) ** 12n + 3n };
+    const win = newTradeWindow();
+    const seen: TradeRec[] = [];
+    recs.forEach((rec, i) => {
+      insert(win, rec);
+      seen.push(rec);
+      if (i === 299) assert.ok(win.limbs !== null, 'limbs while every value fits');
+      if (i % 25 === 0 || i === 300 || i === 301)
+        assert.deepEqual(windowStats(win), statsAt(sortRecs(seen), win.t), `after ${i}`);
+    });
+    assert.equal(win.limbs, null);
+    for (const later of [300_000, 3_600_000, 86_400_000]) {
+      advance(win, win.t + later);
+      assert.deepEqual(windowStats(win), statsAt(sortRecs(seen), win.t), `${later} ms later`);
+    }
   });
 
   it('a token trading several times a second for 24 h keeps a few thousand buckets, equal to statsAt', () => {
@@ -385,7 +416,7 @@ describe('aggregator windows', () => {
         insert(win, rec);
         seen.push(rec);
       }
-      most = Math.max(most, win.buckets.length);
+      most = Math.max(most, bucketCount(win));
       if (checks.has(s)) assert.deepEqual(windowStats(win), statsAt(sortRecs(seen), win.t), `at second ${s}`);
     }
     // 1 s for 5 min, 5 s to 1 h, 15 s to 6 h, 60 s to 24 h: at most 305 + 663 + 1,205 + 1,082,
@@ -951,6 +982,31 @@ describe('aggregator state upgrade', () => {
     assert.ok(current.closedCandles.length > 0);
   });
 
+  it('brings windows whose buckets were objects to columns, the same buckets and stats', () => {
+    const recs = randomRecs(23, 1200);
+    const win = newTradeWindow();
+    for (const rec of recs.slice(0, 1000)) insert(win, rec);
+    const state = newState();
+    const p = createProcessor(ctx, state);
+    p.swap(swap(T, 100, addr(0x31), 'buy', 10n ** 18n, 10n ** 15n), newBatchOutput());
+    const token = state.tokens.get(`${CHAIN}:${TOKEN}`)!;
+    token.win = win;
+    // The object form as a snapshot of before 2026-12-03 held it.
+    const copy = v8.deserialize(v8.serialize(token)) as Record<string, unknown>;
+    const { heads, sums, cuts, t } = win;
+    copy.win = v8.deserialize(v8.serialize({ buckets: bucketsOf(win), heads, sums, cuts, t }));
+    const upgraded = upgradeToken(copy as unknown as TokenState).win;
+    assert.deepEqual(bucketsOf(upgraded), bucketsOf(win));
+    assert.deepEqual(windowStats(upgraded), windowStats(win));
+    // And both go on alike.
+    for (const rec of recs.slice(1000)) {
+      insert(win, rec);
+      insert(upgraded, rec);
+    }
+    assert.deepEqual(bucketsOf(upgraded), bucketsOf(win));
+    assert.deepEqual(windowStats(upgraded), windowStats(win));
+  });
+
   it('brings a version-2 token (one window bucket per event time) to the current windows', () => {
     const state = newState();
     const p = createProcessor(ctx, state);
@@ -973,7 +1029,7 @@ describe('aggregator state upgrade', () => {
     p.swap(swap(time - 1_500_000, 90, addr(0x31), 'buy', 10n ** 18n, 5n * 10n ** 15n), out); // late, in a 5 s granule
     const current = state.tokens.get(`${CHAIN}:${TOKEN}`)!;
     assert.ok(
-      current.win.buckets.some((b) => b.bc + b.sc > 1 && b.lo > b.fo),
+      bucketsOf(current.win).some((b) => b.bc + b.sc > 1 && b.lo > b.fo),
       'some buckets merged several seconds',
     );
     // The version-2 window: one bucket per distinct event time, first and last trade by seq.

@@ -8,6 +8,7 @@ import { newRecentIds } from '../../aggregators/dedupe.ts';
 import { holderFigures } from '../../aggregators/holder-index.ts';
 import { createProcessor, newBatchOutput } from '../../aggregators/process.ts';
 import { newState } from '../../aggregators/state.ts';
+import { newTradeWindow } from '../../aggregators/windows.ts';
 
 export interface StateSizeParams {
   tokens: number;
@@ -111,7 +112,7 @@ export function measureAggregatorState(ctx: Context, params: StateSizeParams): S
   // The trades' own traces (window buckets, dedupe ids) are token state: cleared before reading.
   for (const t of state.tokens.values()) {
     t.recentIds = newRecentIds();
-    t.win.buckets.length = 0;
+    t.win = newTradeWindow();
     t.closedCandles.length = 0;
   }
   const perWallet = (heldAfterGc() - before) / params.wallets;
